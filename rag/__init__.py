@@ -1,0 +1,87 @@
+"""runbook-bot's core: ingestion, retrieval, gating, answering and verification. No Slack here."""
+
+from rag.answers import (
+    Answerer,
+    AskResult,
+    Citation,
+    Draft,
+    DraftCitation,
+    DroppedCitation,
+    ask_result_json,
+)
+from rag.cli import build_parser, run_cli
+from rag.embedding import Embedder, FastEmbedder
+from rag.errors import (
+    AnswerProviderError,
+    ConfigurationError,
+    EmbeddingError,
+    IngestFileError,
+    ModelFileError,
+    ModelMismatchError,
+    QuestionError,
+    RunbookError,
+    RunbookFormatError,
+    StoreError,
+)
+from rag.evidence import Evidence, Excerpt
+from rag.ingest import IngestLimits, IngestReport, ingest_path
+from rag.metrics import RagMetrics
+from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
+from rag.service import RagService
+from rag.settings import Settings
+from rag.store import Store
+from rag.workspaces import (
+    ChannelScope,
+    Workspace,
+    add_workspace,
+    channel_service,
+    find_tenant,
+    list_workspaces,
+    map_channel,
+    remove_workspace,
+)
+
+__all__ = [
+    "AnswerProviderError",
+    "Answerer",
+    "AskResult",
+    "ChannelScope",
+    "Citation",
+    "ConfigurationError",
+    "Draft",
+    "DraftCitation",
+    "DroppedCitation",
+    "Embedder",
+    "EmbeddingError",
+    "Evidence",
+    "Excerpt",
+    "FastEmbedder",
+    "IngestFileError",
+    "IngestLimits",
+    "IngestReport",
+    "ModelFileError",
+    "ModelMismatchError",
+    "QuestionError",
+    "RagMetrics",
+    "RagService",
+    "RunbookError",
+    "RunbookFormatError",
+    "Runtime",
+    "Settings",
+    "Store",
+    "StoreError",
+    "Workspace",
+    "add_workspace",
+    "build_parser",
+    "run_cli",
+    "ask_result_json",
+    "channel_service",
+    "find_tenant",
+    "ingest_limits",
+    "ingest_path",
+    "list_workspaces",
+    "map_channel",
+    "open_runtime",
+    "open_store",
+    "remove_workspace",
+]

@@ -1,0 +1,134 @@
+"""Cut a chunk's Markdown into quotable passages: sentences, list items and table rows.
+
+A passage's text is a contiguous run of the chunk's content with its whitespace collapsed, so it
+passes ``verify_draft`` as a quote. A fenced code block that directly follows a passage rides
+along with it, because runbooks introduce commands with a sentence ("Check the pool:").
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Literal
+
+PassageKind = Literal["prose", "item", "row"]
+
+_FENCE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^`\n]*)")
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>.*?)[ \t#]*")
+_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?P<text>.*)")
+_ROW = re.compile(r"[ \t]*\|.*")
+_ROW_RULE = re.compile(r"[ \t]*\|?[ \t:|-]+\|?[ \t]*")
+# A full stop, then whitespace, then something that can start a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'*(\[])")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "No.")
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    fence: str
+    info: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Passage:
+    text: str
+    kind: PassageKind
+    heading: str
+    position: int
+    code: CodeBlock | None = None
+
+
+@dataclass(frozen=True)
+class _Heading:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A paragraph, list item or table row; ``lines`` grows while its continuation is read."""
+
+    kind: PassageKind
+    lines: list[str]
+
+
+# None stands for a blank line: it separates blocks but does not stop code attaching to text.
+_Block = _Heading | _Text | CodeBlock | None
+
+
+def cut_passages(content: str) -> list[Passage]:
+    """Every quotable passage of ``content`` in reading order; headings themselves are skipped."""
+    passages: list[Passage] = []
+    blocks = _blocks(content.split("\n"))
+    heading = ""
+    for index, block in enumerate(blocks):
+        if isinstance(block, _Heading):
+            heading = block.text
+        if not isinstance(block, _Text):
+            continue
+        follower = next((b for b in blocks[index + 1 :] if b is not None), None)
+        code = follower if isinstance(follower, CodeBlock) else None
+        texts = _sentences(block.lines) if block.kind == "prose" else [_collapse(block.lines)]
+        for number, text in enumerate(texts, start=1):
+            last = number == len(texts)
+            passages.append(
+                Passage(text, block.kind, heading, len(passages), code if last else None)
+            )
+    return [passage for passage in passages if passage.text]
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    blocks: list[_Block] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if (fence := _FENCE.fullmatch(line)) is not None:
+            code, index = _read_code(lines, index, fence)
+            blocks.append(code)
+            continue
+        index += 1
+        last = blocks[-1] if blocks else None
+        if not line.strip():
+            blocks.append(None)
+        elif (heading := _HEADING.fullmatch(line)) is not None:
+            blocks.append(_Heading(heading.group("text")))
+        elif (item := _ITEM.fullmatch(line)) is not None:
+            blocks.append(_Text("item", [item.group("text")]))
+        elif _ROW.fullmatch(line):
+            if not _ROW_RULE.fullmatch(line):
+                blocks.append(_Text("row", [line]))
+        elif isinstance(last, _Text) and last.kind != "row":
+            last.lines.append(line)
+        else:
+            blocks.append(_Text("prose", [line]))
+    return blocks
+
+
+def _read_code(lines: list[str], start: int, fence: re.Match[str]) -> tuple[CodeBlock, int]:
+    marker = fence.group("marker")
+    closing = re.compile(rf"[ \t]*{re.escape(marker[0])}{{{len(marker)},}}[ \t]*")
+    end = start + 1
+    while end < len(lines) and not closing.fullmatch(lines[end]):
+        end += 1
+    body = textwrap.dedent("\n".join(lines[start + 1 : end])).strip("\n")
+    return CodeBlock(marker, fence.group("info").strip(), body), end + 1
+
+
+def _collapse(lines: list[str]) -> str:
+    return " ".join(" ".join(lines).split())
+
+
+def _sentences(lines: list[str]) -> list[str]:
+    text = _collapse(lines)
+    sentences: list[str] = []
+    start = 0
+    for gap in _SENTENCE_END.finditer(text):
+        head = text[start : gap.start()]
+        # A full stop inside inline code (`kubectl ... -o wide.`) or after "e.g." ends nothing.
+        if head.count("`") % 2 or head.endswith(_ABBREVIATIONS):
+            continue
+        sentences.append(head)
+        start = gap.end()
+    sentences.append(text[start:])
+    return sentences

@@ -1,0 +1,79 @@
+"""A tenant's current runbooks at a glance: their names and the models that embedded them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cachetools import TTLCache
+
+from rag.retrieve import ScopeHints
+from rag.store import Store
+
+# Shorter names ("db", "api") match too much ordinary prose to be a useful signal.
+_MIN_NAME_LENGTH = 4
+
+_TENANT_DOCUMENTS = """
+SELECT document_id, service, embedding_model
+FROM documents WHERE tenant_id = %(tenant)s AND NOT superseded
+"""
+
+
+@dataclass(frozen=True)
+class TenantCatalog:
+    services: frozenset[str]
+    documents: dict[str, str]
+    embedding_models: frozenset[str]
+
+    @property
+    def empty(self) -> bool:
+        return not self.embedding_models
+
+    def hints_in(self, question: str) -> ScopeHints:
+        """Services and documents the question names verbatim (``KubePodCrashLooping``)."""
+        lowered = question.lower()
+        services = frozenset(s for s in self.services if _mentions(lowered, s.lower()))
+        documents = frozenset(
+            document_id for name, document_id in self.documents.items() if _mentions(lowered, name)
+        )
+        return ScopeHints(services=services, documents=documents)
+
+
+def _mentions(text: str, name: str) -> bool:
+    if len(name) < _MIN_NAME_LENGTH:
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+class CatalogCache:
+    """Per-tenant catalogs, cached briefly: ingestion is rare, questions are not.
+
+    Touch only from the event loop (cachetools caches are not thread-safe).
+    """
+
+    def __init__(self, store: Store, *, ttl_seconds: float = 30.0) -> None:
+        self._store = store
+        self._cache: TTLCache[str, TenantCatalog] = TTLCache(maxsize=4096, ttl=ttl_seconds)
+
+    async def catalog_for(self, tenant: str) -> TenantCatalog:
+        cached = self._cache.get(tenant)
+        if cached is not None:
+            return cached
+        async with self._store.pool.connection() as conn:
+            cur = await conn.execute(_TENANT_DOCUMENTS, {"tenant": tenant})
+            rows = await cur.fetchall()
+        services: set[str] = set()
+        documents: dict[str, str] = {}
+        models: set[str] = set()
+        for document_id, service, model in rows:  # type: ignore[misc]
+            if service:
+                services.add(service)
+            models.add(model)
+            documents[document_id.lower()] = document_id
+            documents.setdefault(document_id.rsplit("/", 1)[-1].lower(), document_id)
+        catalog = TenantCatalog(frozenset(services), documents, frozenset(models))
+        self._cache[tenant] = catalog
+        return catalog
+
+    def clear(self) -> None:
+        self._cache.clear()

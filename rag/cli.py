@@ -1,0 +1,217 @@
+"""The ``runbook`` command line (a contract: see ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rag.answers import ask_result_json
+from rag.errors import RunbookError
+from rag.evaluate import evaluate, load_golden
+from rag.ingest import ingest_path
+from rag.progress import ProgressBar
+from rag.runtime import open_runtime, open_store
+from rag.settings import Settings
+from rag.textout import format_ask_result, format_ingest_report
+from rag.workspaces import (
+    add_workspace,
+    find_tenant,
+    list_workspaces,
+    map_channel,
+    remove_workspace,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+Handler = Callable[[argparse.Namespace, Settings], Awaitable[int]]
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The parser and its subcommand action, so a front end (``bot.cli``) can add commands."""
+    parser = argparse.ArgumentParser(prog="runbook", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="ingest runbooks (each subfolder is a tenant)")
+    ingest.add_argument("path", type=Path)
+    ingest.add_argument("--tenant", help="ingest PATH itself as this tenant")
+    ingest.add_argument(
+        "--prune", action="store_true", help="retire documents whose files are gone"
+    )
+    ingest.add_argument("--json", action="store_true", help="print one JSON summary object")
+
+    ask = commands.add_parser("ask", help="answer a question from one tenant's runbooks")
+    ask.add_argument("--tenant", required=True)
+    ask.add_argument("--service", help="scope hint: prefer this service's runbooks")
+    ask.add_argument("--json", action="store_true")
+    ask.add_argument("question", nargs="+")
+
+    ev = commands.add_parser("eval", help="score retrieval and the gate on a golden set")
+    ev.add_argument("--golden", type=Path, required=True)
+    ev.add_argument("--k", type=int, default=5)
+    ev.add_argument("--json", action="store_true")
+
+    workspace = commands.add_parser("workspace", help="map chat workspaces to tenants")
+    ws = workspace.add_subparsers(dest="action", required=True)
+    ws_add = ws.add_parser("add")
+    ws_add.add_argument("team_id")
+    ws_add.add_argument("tenant")
+    ws_add.add_argument("--enterprise", default="")
+    ws.add_parser("list")
+    ws_remove = ws.add_parser("remove")
+    ws_remove.add_argument("team_id")
+    ws_remove.add_argument("--enterprise", default="")
+
+    channel = commands.add_parser("channel", help="scope a channel to a service")
+    ch = channel.add_subparsers(dest="action", required=True)
+    ch_map = ch.add_parser("map")
+    ch_map.add_argument("team_id")
+    ch_map.add_argument("channel_id")
+    ch_map.add_argument("service")
+
+    demo = commands.add_parser(
+        "demo", help="ingest corpus/ and answer a sample question per tenant"
+    )
+    demo.add_argument("--corpus", type=Path, default=Path("corpus"))
+
+    bench = commands.add_parser("bench", help="benchmarks that print JSON")
+    bench.add_argument("name", choices=["ingest"])
+    bench.add_argument("--corpus", type=Path, default=Path("corpus"))
+    bench.add_argument("--synthetic-docs", type=int, default=1000)
+    bench.add_argument("--output", type=Path, default=Path("bench/results"))
+    return parser, commands
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, _ = build_parser()
+    return run_cli(parser, argv)
+
+
+def run_cli(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None = None,
+    handlers: Mapping[str, Handler] | None = None,
+) -> int:
+    """Parse, read settings once, and run the command; ``handlers`` add or override commands."""
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        print(f"runbook: invalid setting {first['loc'][0]}: {first['msg']}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        handler = (handlers or {}).get(args.command, _dispatch)
+        return asyncio.run(handler(args, settings))
+    except RunbookError as exc:
+        print(f"runbook: {exc} [{exc.code}]", file=sys.stderr)
+        return EXIT_USAGE if exc.code == "configuration_invalid" else EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "ingest":
+        return await _ingest(args, settings)
+    if args.command == "ask":
+        return await _ask(args, settings)
+    if args.command == "eval":
+        return await _eval(args, settings)
+    if args.command in ("workspace", "channel"):
+        return await _workspace(args, settings)
+    if args.command == "demo":
+        from rag.demo import run_demo
+
+        return await run_demo(settings, args.corpus)
+    from rag.bench_ingest import run_ingest_benchmark
+
+    return await run_ingest_benchmark(
+        settings, corpus=args.corpus, synthetic_docs=args.synthetic_docs, output=args.output
+    )
+
+
+async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_runtime(settings) as runtime:
+        bar = ProgressBar("ingesting")
+        try:
+            report = await ingest_path(
+                runtime.store,
+                runtime.embedder,
+                args.path,
+                tenant=args.tenant,
+                prune=args.prune,
+                limits=runtime.ingest_limits,
+                on_progress=None if args.json else bar.update,
+            )
+        finally:
+            bar.close()
+    print(json.dumps(report.as_json()) if args.json else format_ingest_report(report))
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+async def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_runtime(settings) as runtime:
+        result = await runtime.service.ask(
+            args.tenant, " ".join(args.question), service=args.service
+        )
+    print(json.dumps(ask_result_json(result)) if args.json else format_ask_result(result))
+    return EXIT_FAILED if result.status == "error" else EXIT_OK
+
+
+async def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    questions = load_golden(args.golden)
+    async with open_runtime(settings) as runtime:
+        report = await evaluate(runtime.service, questions, k=args.k)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        summary = {k: v for k, v in report.items() if k != "per_question"}
+        print(json.dumps(summary, indent=2))
+        for entry in report["per_question"]:
+            if not entry["correct"]:
+                print(f"  miss {entry['id']} ({entry['tenant']}): {entry}")
+    return EXIT_OK
+
+
+async def _workspace(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_store(settings) as store:
+        if args.command == "channel":
+            tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=None)
+            if tenant is None:
+                print(
+                    f"runbook: workspace {args.team_id} is not mapped to a tenant; "
+                    "run `runbook workspace add` first",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            scope = await map_channel(store, tenant, args.team_id, args.channel_id, args.service)
+            where = f"channel {scope.channel_id} in {scope.team_id} ({tenant})"
+            print(f"{where} → service {scope.service}")
+        elif args.action == "add":
+            ws = await add_workspace(
+                store, args.team_id, args.tenant, enterprise_id=args.enterprise
+            )
+            print(f"workspace {ws.team_id} → tenant {ws.tenant_id}")
+        elif args.action == "list":
+            for ws in await list_workspaces(store):
+                enterprise = f" (enterprise {ws.enterprise_id})" if ws.enterprise_id else ""
+                print(f"{ws.team_id}{enterprise} → {ws.tenant_id}")
+        elif not await remove_workspace(store, args.team_id, enterprise_id=args.enterprise):
+            print(f"runbook: workspace {args.team_id} is not mapped", file=sys.stderr)
+            return EXIT_FAILED
+        else:
+            print(f"workspace {args.team_id} removed")
+    return EXIT_OK

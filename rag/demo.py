@@ -1,0 +1,45 @@
+"""``runbook demo``: the local job on the embedded defaults, no Slack needed.
+
+Ingests the bundled corpus (incrementally: a second run embeds nothing) and answers one sample
+question per tenant, taken from the golden set beside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag.evaluate import load_golden
+from rag.ingest import ingest_path
+from rag.progress import ProgressBar
+from rag.runtime import open_runtime
+from rag.settings import Settings
+from rag.textout import format_ask_result, format_ingest_report
+
+DEFAULT_GOLDEN = Path("evals/golden.jsonl")
+
+
+async def run_demo(settings: Settings, corpus: Path, golden: Path = DEFAULT_GOLDEN) -> int:
+    async with open_runtime(settings) as runtime:
+        bar = ProgressBar("ingesting")
+        try:
+            report = await ingest_path(
+                runtime.store,
+                runtime.embedder,
+                corpus,
+                tenant=None,
+                prune=True,
+                limits=runtime.ingest_limits,
+                on_progress=bar.update,
+            )
+        finally:
+            bar.close()
+        print(format_ingest_report(report))
+        samples: dict[str, str] = {}
+        for question in load_golden(golden):
+            if question.expect != "abstain" and question.tenant in report.tenants:
+                samples.setdefault(question.tenant, question.question)
+        for tenant, question in samples.items():
+            print(f"\n=== {tenant}: {question}")
+            result = await runtime.service.ask(tenant, question)
+            print(format_ask_result(result))
+    return 1 if report.failed else 0

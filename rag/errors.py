@@ -1,0 +1,96 @@
+"""The one exception tree of the core; every error carries a stable ``code``.
+
+RunbookError
+├── ConfigurationError          configuration_invalid
+├── StoreError                  store_unavailable
+├── EmbeddingError              embedding_failed
+│   ├── ModelFileError          embedding_model_files_invalid
+│   └── ModelMismatchError      embedding_model_mismatch
+├── IngestFileError             ingest_file_invalid (path, reason)
+├── RunbookFormatError          runbook_format_invalid (reason)
+├── QuestionError               question_invalid
+└── AnswerProviderError         answer_provider_* (retryable)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class RunbookError(Exception):
+    """Base of every error the core raises on purpose."""
+
+    code = "runbook_error"
+    retryable = False
+
+
+class ConfigurationError(RunbookError):
+    code = "configuration_invalid"
+
+
+class StoreError(RunbookError):
+    code = "store_unavailable"
+    retryable = True
+
+
+class EmbeddingError(RunbookError):
+    code = "embedding_failed"
+    retryable = True
+
+
+class ModelFileError(EmbeddingError):
+    code = "embedding_model_files_invalid"
+    retryable = False
+
+
+class ModelMismatchError(EmbeddingError):
+    """The question would be embedded with another model than the tenant's stored chunks."""
+
+    code = "embedding_model_mismatch"
+    retryable = False
+
+    def __init__(self, *, tenant: str, configured: str, stored: list[str]) -> None:
+        self.tenant = tenant
+        self.configured = configured
+        self.stored = stored
+        super().__init__(
+            f"tenant {tenant!r} was ingested with {', '.join(stored)} but the configured "
+            f"embedding model is {configured}; re-run `runbook ingest` with this model, "
+            "or set RUNBOOK_EMBEDDING_MODEL back"
+        )
+
+
+class IngestFileError(RunbookError):
+    """One runbook file that cannot be ingested; the rest of the run goes on."""
+
+    code = "ingest_file_invalid"
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class QuestionError(RunbookError):
+    code = "question_invalid"
+
+
+class AnswerProviderError(RunbookError):
+    """The answer provider failed; ``code`` is one of the ``answer_provider_*`` codes."""
+
+    code = "answer_provider_unavailable"
+
+    def __init__(self, code: str, message: str, *, retryable: bool) -> None:
+        self.code = code
+        self.retryable = retryable
+        super().__init__(message)
+
+
+class RunbookFormatError(RunbookError):
+    """A runbook's text cannot be parsed (bad frontmatter, empty body)."""
+
+    code = "runbook_format_invalid"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

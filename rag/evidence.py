@@ -1,0 +1,40 @@
+"""What retrieval hands to the gate and the answerers: ranked evidence and numbered excerpts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One retrieved chunk with every signal that ranked it (the trace and the eval read these)."""
+
+    chunk_id: int
+    document_id: str
+    version: int
+    title: str
+    heading_path: tuple[str, ...]
+    content: str
+    url: str | None
+    owner: str | None
+    updated: str | None
+    service: str | None
+    cosine: float
+    vector_rank: int | None
+    keyword_rank: int | None
+    score: float
+    hit_reasons: tuple[str, ...] = ()
+
+    @property
+    def section(self) -> str:
+        return " › ".join(self.heading_path) if self.heading_path else self.title
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """Evidence as shown to an answerer: numbered from 1, text possibly truncated to fit."""
+
+    n: int
+    evidence: Evidence
+    text: str
+    truncated: bool

@@ -1,0 +1,56 @@
+"""Wiring for entry points: settings in, a ready ``RagService`` (and its parts) out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from rag.answerers import build_answerer
+from rag.embedding import FastEmbedder
+from rag.ingest import IngestLimits
+from rag.service import RagService
+from rag.settings import Settings
+from rag.store import Store
+
+
+@dataclass(frozen=True)
+class Runtime:
+    settings: Settings
+    store: Store
+    embedder: FastEmbedder
+    service: RagService
+
+    @property
+    def ingest_limits(self) -> IngestLimits:
+        return ingest_limits(self.settings)
+
+
+def ingest_limits(settings: Settings) -> IngestLimits:
+    return IngestLimits(
+        max_file_bytes=settings.max_file_bytes,
+        chunk_max_chars=settings.chunk_max_chars,
+        chunk_overlap_chars=settings.chunk_overlap_chars,
+    )
+
+
+@asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[Store]:
+    store = await Store.open(settings)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@asynccontextmanager
+async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    async with open_store(settings) as store:
+        embedder = await FastEmbedder.load(settings)
+        try:
+            service = RagService(
+                store=store, embedder=embedder, answerer=build_answerer(settings), settings=settings
+            )
+            yield Runtime(settings, store, embedder, service)
+        finally:
+            embedder.close()

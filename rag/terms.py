@@ -1,0 +1,63 @@
+"""Question and passage terms: tokens, identifiers kept whole, light suffix stemming."""
+
+from __future__ import annotations
+
+import re
+
+# Names, alerts and metrics (`KubePodCrashLooping`, `ERR`, `pg_stat_activity`) pin the topic.
+IDENTIFIER_WEIGHT = 2.0
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(?:[-./:][A-Za-z0-9_]+)*")
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ures", "ure", "ers", "er", "ed")
+_STOPWORDS = frozenset(
+    """a about after all also am an and any are as at be been before being but by can could
+    did do does doing during each for from had has have how i if in into is it its just me
+    might more most my no not now of on once only or our out over own same should so some such
+    than that the their them then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your
+    happen happens happening please tell know need want get got""".split()
+)
+
+
+def question_terms(text: str) -> dict[str, float]:
+    """Normalised terms of ``text`` with their weights, in order of first appearance."""
+    terms: dict[str, float] = {}
+    for token in _TOKEN.findall(text):
+        if _is_identifier(token):
+            terms.setdefault(token.lower(), IDENTIFIER_WEIGHT)
+            for part in _PARTS.findall(token):
+                _add_word(terms, part)
+        else:
+            _add_word(terms, token)
+    return terms
+
+
+def _is_identifier(token: str) -> bool:
+    return (
+        any(mark in token for mark in "_-./:")
+        or any(char.isdigit() for char in token)
+        or (len(token) > 1 and any(char.isupper() for char in token[1:]))
+    )
+
+
+def _add_word(terms: dict[str, float], word: str) -> None:
+    word = word.lower()
+    if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
+        return
+    terms.setdefault(stem(word), 1.0)
+
+
+def stem(word: str) -> str:
+    """Strip one common suffix, so "restarts", "restarted" and "restarting" meet."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    else:
+        if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+            word = word[:-1]
+    # "cache", "caches" and "cached" all become "cach".
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word

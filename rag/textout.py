@@ -1,0 +1,54 @@
+"""Plain-text renderings for the terminal (Slack has its own, in ``bot/blocks``)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from rag.answers import AskResult
+from rag.ingest import IngestReport
+
+
+def format_ingest_report(report: IngestReport) -> str:
+    lines = [
+        f"tenants: {', '.join(report.tenants)}",
+        f"documents: {report.added} added, {report.changed} changed, {report.unchanged} unchanged, "
+        f"{report.superseded} superseded, {report.removed} removed, {len(report.failed)} failed",
+        f"chunks written: {report.chunks_written} in {report.seconds:.2f}s "
+        f"(embedding {report.embed_seconds:.2f}s)",
+    ]
+    lines += [f"  skipped {failure.path}: {failure.reason}" for failure in report.failed]
+    return "\n".join(lines)
+
+
+def format_ask_result(result: AskResult) -> str:
+    scope = f"{result.tenant}" + (f" / service {result.service}" if result.service else "")
+    lines = [f"[{result.status}{' · ' + result.reason_code if result.reason_code else ''}] {scope}"]
+    if result.status == "answered":
+        lines += ["", result.answer, "", "Sources:"]
+        for citation in result.citations:
+            evidence = citation.evidence
+            link = f" <{evidence.url}>" if evidence.url else ""
+            lines.append(
+                f"  [{citation.n}] {evidence.title} › {_section(evidence.heading_path)}{link}"
+            )
+            lines += textwrap.wrap(
+                citation.quote, 96, initial_indent="      > ", subsequent_indent="      > "
+            )
+    elif result.status == "abstained":
+        lines.append("No runbook evidence for this question.")
+    elif result.answer:
+        lines.append(result.answer)
+    if result.evidence:
+        lines += ["", "Evidence (best first):"]
+        for rank, e in enumerate(result.evidence[:5], start=1):
+            lines.append(
+                f"  {rank}. {e.document_id} › {_section(e.heading_path)}  cosine {e.cosine:.3f}  "
+                f"{' '.join(e.hit_reasons)}"
+            )
+    timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
+    lines += ["", f"provider {result.provider}; {timings}"]
+    return "\n".join(lines)
+
+
+def _section(heading_path: tuple[str, ...]) -> str:
+    return " › ".join(heading_path[1:] or heading_path) or "(top)"

