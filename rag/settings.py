@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "anthropic_base_url")
     )
-    anthropic_model: str = "claude-sonnet-4-5"
+    anthropic_model: str = "claude-sonnet-4-6"
     answer_timeout_s: float = Field(default=20.0, gt=0)
     answer_max_retries: int = Field(default=1, ge=0, le=5)
 

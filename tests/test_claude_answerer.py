@@ -265,7 +265,8 @@ async def test_build_answerer_picks_claude_only_with_an_api_key(fake: FakeAnthro
         assert str(built.client.base_url).rstrip("/") == fake.base_url
         assert (built.client.timeout, built.client.max_retries) == (7.5, 2)
     finally:
-        await built.client.close()
+        await built.aclose()
+    assert built.client.is_closed()
 
 
 async def test_build_answerer_uses_an_injected_client(fake: FakeAnthropic) -> None:

@@ -133,6 +133,19 @@ async def test_never_quotes_text_that_would_read_as_a_citation_marker() -> None:
     assert verify_draft(draft, EXCERPTS).problems == ()
 
 
+async def test_sentence_shared_by_overlapping_chunks_is_quoted_once() -> None:
+    tail = MITIGATION.split("\n\n")[-1]
+    overlapping = (
+        excerpt(1, MITIGATION, "kubernetes/KubePodCrashLooping", "Mitigation"),
+        excerpt(2, tail + "\nCheck the ReplicaSet events afterwards.", "x/y", "Mitigation"),
+    )
+    draft = await ExtractiveAnswerer().answer("Should I delete the pods by hand?", overlapping)
+
+    quotes = [c.quote for c in draft.citations]
+    assert quotes.count(tail.strip()) == 1
+    assert verify_draft(draft, overlapping).problems == ()
+
+
 async def test_question_without_any_shared_term_is_not_in_sources() -> None:
     draft = await ExtractiveAnswerer().answer("Who approves vacation requests?", EXCERPTS)
 

@@ -104,7 +104,7 @@ def build_anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
     )
 
 
-def load_prompt(name: str) -> str:
+def _load_prompt(name: str) -> str:
     return resources.files("rag").joinpath("prompts", name).read_text(encoding="utf-8")
 
 
@@ -117,14 +117,18 @@ class ClaudeAnswerer:
         self.client = client
         self.model = model
         self.max_tokens = max_tokens
-        self.system_prompt = load_prompt("answer_system.md")
-        self.correction_prompt = load_prompt("answer_correction.md")
+        self.system_prompt = _load_prompt("answer_system.md")
+        self.correction_prompt = _load_prompt("answer_correction.md")
+
+    async def aclose(self) -> None:
+        """Close the client (also an injected one: the answerer is its only user)."""
+        await self.client.close()
 
     async def answer(
         self, question: str, excerpts: Sequence[Excerpt], *, correction: str | None = None
     ) -> Draft:
         messages: list[anthropic.types.MessageParam] = [
-            {"role": "user", "content": render_question(question, excerpts)}
+            {"role": "user", "content": _render_question(question, excerpts)}
         ]
         if correction:
             messages.append({"role": "user", "content": self._render_correction(correction)})
@@ -185,7 +189,7 @@ class ClaudeAnswerer:
         )
 
 
-def render_question(question: str, excerpts: Sequence[Excerpt]) -> str:
+def _render_question(question: str, excerpts: Sequence[Excerpt]) -> str:
     """The user turn: each excerpt verbatim in its tag, then the question in its own."""
     parts = [_render_excerpt(excerpt) for excerpt in excerpts]
     parts.append(f"<question>\n{_neutralize(question)}\n</question>")

@@ -190,9 +190,14 @@ def _choose(scored: list[_Scored]) -> list[_Scored]:
         return []
     chosen: list[_Scored] = []
     used: list[int] = []
+    quoted: set[str] = set()
     for item in ranked:
         if item.score < _RELATIVE_CUTOFF * ranked[0].score or len(chosen) == MAX_SENTENCES:
             break
+        # Neighbouring chunks overlap, so the same sentence can come from two excerpts.
+        if item.passage.text in quoted:
+            continue
+        quoted.add(item.passage.text)
         if item.excerpt.n not in used:
             if len(used) == MAX_EXCERPTS:
                 continue

@@ -1,0 +1,187 @@
+"""The buttons on an answer card: Show/Hide quote, Share in channel, Retry, and feedback.
+
+Every button carries only an answer id; the card's state is loaded from the answers table under
+the tenant of the workspace the click came from, and the card is re-rendered from it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.answering import Bot, render, render_stored
+from bot.answers_store import StoredAnswer
+from bot.blocks import Card, render_not_connected, render_searching
+from bot.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
+from bot.tenancy import origin_of, tenant_of
+
+logger = logging.getLogger(__name__)
+
+SHOW_QUOTE = re.compile(r"^show_quote:(\d+)$")
+HIDE_QUOTE = re.compile(r"^hide_quote:(\d+)$")
+GONE = Card(text="That answer is no longer available. Ask again to get a fresh one.", blocks=[])
+ALREADY_SHARED = Card(text="This answer has already been shared in the channel.", blocks=[])
+THANKS = Card(text="Thanks for the feedback.", blocks=[])
+
+
+def register_actions(app: AsyncApp, bot: Bot) -> None:
+    listener = ActionListener(bot)
+    app.action(SHOW_QUOTE)(listener.show_quote)
+    app.action(HIDE_QUOTE)(listener.hide_quote)
+    app.action("share_answer")(listener.share)
+    app.action("retry_answer")(listener.retry)
+    app.action("feedback")(listener.feedback)
+
+
+class ActionListener:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def show_quote(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+    ) -> None:
+        await self._toggle_quote(ack, body, client, respond, show=True)
+
+    async def hide_quote(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+    ) -> None:
+        await self._toggle_quote(ack, body, client, respond, show=False)
+
+    async def share(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+    ) -> None:
+        stored = await self._start(ack, body, respond)
+        if stored is None:
+            return
+        if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, _user(body)):
+            await self.bot.delivery.respond(respond, ALREADY_SHARED)
+            return
+        card = render_stored(stored, ephemeral=False)
+        channel = (body.get("container") or {}).get("channel_id") or stored.placement.channel_id
+        if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
+            # The response_url can still post to the channel on the user's behalf.
+            await self.bot.delivery.respond(respond, card, in_channel=True)
+        self.bot.metrics.answers_posted.labels("share", stored.result.status).inc()
+        try:
+            await self.bot.delivery.discard(respond)  # the private copy has done its job
+        except DeliveryError:
+            logger.info("shared answer %s: private copy not deleted", stored.answer_id)
+
+    async def retry(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+    ) -> None:
+        stored = await self._start(ack, body, respond)
+        if stored is None:
+            return
+        await self._replace(body, client, respond, render_searching())
+        result = await self.bot.ask(
+            stored.tenant, stored.question, service=stored.service, placement=stored.placement
+        )
+        ephemeral = _is_ephemeral(body)
+        card = render(
+            result, entry=stored.placement.entry, question=stored.question, ephemeral=ephemeral
+        )
+        await self._replace(body, client, respond, card)
+        self.bot.metrics.answers_posted.labels("retry", result.status).inc()
+        await self.bot.answers.record_delivery(
+            stored.tenant,
+            str(result.answer_id),
+            message_ts=(body.get("container") or {}).get("message_ts"),
+            ephemeral=ephemeral,
+        )
+
+    async def feedback(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        self.bot.tasks.adopt_current()
+        await ack()
+        answer_id, _, vote = _value(body).rpartition(":")
+        tenant = await self._tenant(body, respond)
+        if tenant is None:
+            return
+        recorded = vote in ("up", "down") and await self.bot.answers.record_feedback(
+            tenant, answer_id, _user(body), vote
+        )
+        await self.bot.delivery.respond(respond, THANKS if recorded else GONE)
+
+    async def _toggle_quote(
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        *,
+        show: bool,
+    ) -> None:
+        stored = await self._start(ack, body, respond)
+        if stored is None:
+            return
+        pattern = SHOW_QUOTE if show else HIDE_QUOTE
+        match = pattern.match(str(body["actions"][0].get("action_id", "")))
+        n = int(match.group(1)) if match else 0
+        expanded = stored.expanded | {n} if show else stored.expanded - {n}
+        await self.bot.answers.set_expanded(stored.tenant, stored.answer_id, expanded)
+        card = render_stored(stored, ephemeral=_is_ephemeral(body), expanded=expanded)
+        await self._replace(body, client, respond, card)
+
+    async def _post_if_member(
+        self, client: AsyncWebClient, channel: str | None, thread_ts: str | None, card: Card
+    ) -> bool:
+        if channel is None:
+            return False
+        try:
+            await self.bot.delivery.post(client, channel=channel, thread_ts=thread_ts, card=card)
+        except SlackApiError as exc:
+            if slack_error(exc) not in UNREACHABLE_CHANNEL:
+                raise
+            return False
+        return True
+
+    async def _start(
+        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+    ) -> StoredAnswer | None:
+        """Ack, then load the clicked card's answer (or tell the user why there is none)."""
+        self.bot.tasks.adopt_current()
+        await ack()
+        tenant = await self._tenant(body, respond)
+        if tenant is None:
+            return None
+        stored = await self.bot.answers.load(tenant, _value(body))
+        if stored is None:
+            await self.bot.delivery.respond(respond, GONE)
+        return stored
+
+    async def _tenant(self, body: dict[str, Any], respond: AsyncRespond) -> str | None:
+        origin = origin_of(body)
+        tenant = await tenant_of(self.bot.store, origin)
+        if tenant is None:
+            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
+            await self.bot.delivery.respond(respond, card)
+        return tenant
+
+    async def _replace(
+        self, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond, card: Card
+    ) -> None:
+        """Re-render the clicked message in place (ephemeral ones only via response_url)."""
+        container = body.get("container") or {}
+        if _is_ephemeral(body):
+            await self.bot.delivery.respond(respond, card, replace_original=True)
+        else:
+            await self.bot.delivery.update(
+                client, channel=container["channel_id"], ts=container["message_ts"], card=card
+            )
+
+
+def _is_ephemeral(body: dict[str, Any]) -> bool:
+    return bool((body.get("container") or {}).get("is_ephemeral"))
+
+
+def _value(body: dict[str, Any]) -> str:
+    return str((body.get("actions") or [{}])[0].get("value") or "")
+
+
+def _user(body: dict[str, Any]) -> str:
+    return str((body.get("user") or {}).get("id") or "")

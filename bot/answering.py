@@ -1,0 +1,71 @@
+"""What every entry point shares: the collaborators, asking and storing, and rendering a card."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.answers_store import AnswerStore, Placement, StoredAnswer
+from bot.blocks import Card, render_result
+from bot.delivery import Delivery
+from bot.metrics import BotMetrics
+from bot.tasks import BackgroundTasks
+from bot.tenancy import Origin, channel_scope
+from rag import AskResult, RagService, Settings, Store
+
+
+@dataclass(frozen=True)
+class Bot:
+    """The Slack app's collaborators, handed to every listener."""
+
+    settings: Settings
+    service: RagService
+    store: Store
+    answers: AnswerStore
+    delivery: Delivery
+    metrics: BotMetrics
+    tasks: BackgroundTasks
+
+    async def ask(
+        self, tenant: str, question: str, *, service: str | None, placement: Placement
+    ) -> AskResult:
+        """Run the pipeline and store the result under its answer id (what buttons carry)."""
+        result = await self.service.ask(tenant, question, service=service)
+        await self.answers.save(result, question=question, service=service, placement=placement)
+        return result
+
+    async def scope(self, tenant: str, origin: Origin, hints: tuple[str, ...] = ()) -> str | None:
+        """An alert's own service label wins when the tenant has runbooks for it; else the
+        channel's mapped service, if any."""
+        if hints:
+            known = {
+                s.lower(): s for s in (await self.service.catalogs.catalog_for(tenant)).services
+            }
+            for hint in hints:
+                if hint.lower() in known:
+                    return known[hint.lower()]
+        return await channel_scope(self.store, tenant, origin)
+
+
+def render(
+    result: AskResult,
+    *,
+    entry: str,
+    question: str,
+    ephemeral: bool,
+    expanded: frozenset[int] = frozenset(),
+) -> Card:
+    # A mention's question sits right above its answer; elsewhere the card restates it.
+    shown = None if entry == "mention" else question
+    return render_result(result, expanded=expanded, ephemeral=ephemeral, question=shown)
+
+
+def render_stored(
+    stored: StoredAnswer, *, ephemeral: bool, expanded: frozenset[int] | None = None
+) -> Card:
+    return render(
+        stored.result,
+        entry=stored.placement.entry,
+        question=stored.question,
+        ephemeral=ephemeral,
+        expanded=stored.expanded if expanded is None else expanded,
+    )

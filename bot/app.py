@@ -1,0 +1,154 @@
+"""``build_app``: the Bolt ``AsyncApp`` wired to its collaborators, one listener module per entry.
+
+Single-workspace (a bot token) or multi-workspace OAuth (client id and secret) with installs
+and install states in our Postgres. Signature verification stays on; dedupe runs before any
+token lookup; every listener failure ends in a visible card.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from pydantic import SecretStr
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.response import BoltResponse
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.actions import register_actions
+from bot.answering import Bot
+from bot.answers_store import AnswerStore
+from bot.commands import register_commands
+from bot.dedupe import EventDeduper, build_intake_middleware
+from bot.delivery import Delivery
+from bot.failures import ErrorReporter
+from bot.mentions import register_mentions
+from bot.metrics import BotMetrics
+from bot.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
+from bot.retries import install_retry_handlers
+from bot.shortcuts import register_shortcuts
+from bot.tasks import BackgroundTasks
+from rag import RagService, Settings, Store
+
+logger = logging.getLogger(__name__)
+
+# Kept in step with manifest.yml: an install asks for exactly these.
+BOT_SCOPES = (
+    "app_mentions:read",
+    "chat:write",
+    "commands",
+    "reactions:write",
+    "channels:history",
+    "groups:history",
+)
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
+SLACK_TIMEOUT_S = 10
+_NOT_INSTALLED = (
+    "runbook-bot is not installed in this workspace yet. "
+    "Ask a Slack admin to install it, then try again."
+)
+
+
+def build_app(
+    *,
+    settings: Settings,
+    service: RagService,
+    store: Store,
+    client: AsyncWebClient | None,
+    tasks: BackgroundTasks,
+    metrics: BotMetrics,
+) -> AsyncApp:
+    oauth = settings.slack_client_id is not None and settings.slack_client_secret is not None
+    if client is None:
+        token = None if oauth else _secret(settings.slack_bot_token)
+        client = AsyncWebClient(
+            token=token, base_url=settings.slack_api_url, timeout=SLACK_TIMEOUT_S
+        )
+    install_retry_handlers(client)
+    intake = build_intake_middleware(EventDeduper(store), metrics)
+    signing_secret = _secret(settings.slack_signing_secret) or ""
+    if oauth:
+        app = _oauth_app(settings, store, client, signing_secret, intake)
+    else:
+        app = AsyncApp(
+            name="runbook-bot",
+            client=client,
+            signing_secret=signing_secret,
+            before_authorize=intake,
+            user_facing_authorize_error_message=_NOT_INSTALLED,
+        )
+        # Subscribed in the manifest, but one token has no installation rows to delete.
+        app.event("app_uninstalled")(_log_lifecycle_event)
+        app.event("tokens_revoked")(_log_lifecycle_event)
+    delivery = Delivery(metrics)
+    bot = Bot(
+        settings=settings,
+        service=service,
+        store=store,
+        answers=AnswerStore(store),
+        delivery=delivery,
+        metrics=metrics,
+        tasks=tasks,
+    )
+    register_mentions(app, bot)
+    register_commands(app, bot)
+    register_shortcuts(app, bot)
+    register_actions(app, bot)
+    app.error(ErrorReporter(delivery, metrics).handle)
+    return app
+
+
+def _oauth_app(
+    settings: Settings,
+    store: Store,
+    client: AsyncWebClient,
+    signing_secret: str,
+    intake: Callable[..., Awaitable[BoltResponse | None]],
+) -> AsyncApp:
+    client_id = str(settings.slack_client_id)
+    client_secret = _secret(settings.slack_client_secret) or ""
+    installations = PostgresInstallationStore(store, client_id=client_id)
+    oauth_settings = AsyncOAuthSettings(
+        client_id=client_id,
+        client_secret=client_secret,
+        scopes=list(BOT_SCOPES),
+        user_scopes=[],
+        install_path=INSTALL_PATH,
+        redirect_uri_path=REDIRECT_PATH,
+        installation_store=installations,
+        state_store=PostgresOAuthStateStore(store),
+    )
+    # Caches auth.test per token (Bolt would call it on every request); rotated tokens are new
+    # keys, and the installation itself is still looked up each time, so uninstalls take effect.
+    authorize = AsyncInstallationStoreAuthorize(
+        logger=logger,
+        client_id=client_id,
+        client_secret=client_secret,
+        installation_store=installations,
+        cache_enabled=True,
+        token_rotation_expiration_minutes=oauth_settings.token_rotation_expiration_minutes,
+    )
+    app = AsyncApp(
+        name="runbook-bot",
+        client=client,
+        signing_secret=signing_secret,
+        before_authorize=intake,
+        # Bolt annotates a plain callable; an AsyncAuthorize instance is what it checks for.
+        authorize=authorize,  # type: ignore[arg-type]
+        installation_store=installations,
+        oauth_settings=oauth_settings,
+        user_facing_authorize_error_message=_NOT_INSTALLED,
+    )
+    app.enable_token_revocation_listeners()
+    return app
+
+
+async def _log_lifecycle_event(event: dict[str, object]) -> None:
+    logger.warning("Slack sent %s; remove SLACK_BOT_TOKEN if the app is gone", event.get("type"))
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None

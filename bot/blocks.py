@@ -1,0 +1,60 @@
+"""Block Kit rendering of every message runbook-bot sends: pure functions returning ``Card``.
+
+Untrusted text (runbooks, answers, alerts) is escaped wherever mrkdwn parses it and quoted as
+literal rich text; links are built only from http(s) URLs in runbook metadata; every limit is
+met by visible "…" truncation or "+N more", never by a message Slack would reject.
+"""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import ContextBlock
+
+from bot.blocks_answer import render_answer
+from bot.blocks_card import Card, build_card
+from bot.blocks_notices import (
+    render_internal_error,
+    render_not_connected,
+    render_searching,
+    render_usage,
+)
+from bot.blocks_outcomes import render_error, render_no_evidence
+from bot.blocks_text import clip, escape_mrkdwn, mrkdwn, one_line
+from rag import AskResult
+
+__all__ = [
+    "Card",
+    "escape_mrkdwn",
+    "render_answer",
+    "render_error",
+    "render_internal_error",
+    "render_no_evidence",
+    "render_not_connected",
+    "render_result",
+    "render_searching",
+    "render_usage",
+]
+
+QUESTION_MAX = 300
+
+
+def render_result(
+    result: AskResult,
+    *,
+    expanded: frozenset[int] = frozenset(),
+    ephemeral: bool = False,
+    question: str | None = None,
+) -> Card:
+    """The card for any ``ask`` outcome; ``question`` is restated on top when given."""
+    if result.status == "answered":
+        card = render_answer(result, expanded=expanded, ephemeral=ephemeral)
+    elif result.status == "abstained":
+        card = render_no_evidence(result)
+    else:
+        card = render_error(result)
+    asked = clip(escape_mrkdwn(one_line(question)), QUESTION_MAX)
+    if not asked:
+        return card
+    restated = ContextBlock(elements=[mrkdwn(f"*You asked:* {asked}")]).to_dict()
+    # Below the header, when there is one: a header reads as the card's title.
+    at = 1 if card.blocks and card.blocks[0]["type"] == "header" else 0
+    return build_card(card.text, [*card.blocks[:at], restated, *card.blocks[at:]])

@@ -1,0 +1,142 @@
+"""The answer card: answer text, sources, expandable quotes, share, feedback and footer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextActionsBlock,
+    ContextBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
+    SectionBlock,
+)
+
+from bot.blocks_card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
+from bot.blocks_sources import (
+    QUOTE_FLOOR,
+    QUOTE_MAX,
+    Source,
+    group_citations,
+    inline_quote,
+    quote_container,
+    quote_title,
+    search_scope,
+    source_line,
+)
+from bot.blocks_text import clean, clip, escape_mrkdwn, mrkdwn, one_line, split_chunks, units
+from rag import AskResult
+
+SECTION_MAX = 3000
+# Past this the answer is no longer a quick read mid-incident; the quotes carry the detail.
+ANSWER_MAX = 4000
+# Sources with their own quote block and toggle button; the rest are counted, not shown.
+# Real answers cite a handful of excerpts (the core passes six), so only outliers hit this.
+MAX_SOURCES = 6
+FALLBACK_TEXT_MAX = 600
+
+PROVIDER_NOTES = {
+    "claude": "AI-generated, check the sources",
+    "extractive": "Quoted verbatim from runbooks",
+}
+
+
+def render_answer(
+    result: AskResult, *, expanded: frozenset[int] = frozenset(), ephemeral: bool = False
+) -> Card:
+    """Each quote sits in a collapsible container, except those in ``expanded``: they show
+    inline, for clients without containers, and their button reads "Hide quote"."""
+    sources = group_citations(result.citations)
+    shown = sources[:MAX_SOURCES]
+    answer_id = interaction_id(result)
+    head = _answer_sections(result.answer) + _source_sections(shown, len(sources) - len(shown))
+    tail: list[Block] = []
+    if shown and answer_id:
+        toggles = [_toggle(source.n, source.n in expanded, answer_id) for source in shown]
+        tail.append(ActionsBlock(elements=toggles))
+    if ephemeral and answer_id:
+        share = button("Share in channel", "share_answer", answer_id, primary=True)
+        tail.append(ActionsBlock(elements=[share]))
+    if answer_id:
+        tail.append(_feedback(answer_id))
+    tail.append(footer(result))
+    budget = _quote_budget([*head, *tail], shown)
+    quotes: list[Block] = [
+        inline_quote(source, budget) if source.n in expanded else quote_container(source, budget)
+        for source in shown
+    ]
+    return build_card(_fallback_text(result, len(sources)), [*head, *quotes, *tail])
+
+
+def footer(result: AskResult) -> ContextBlock:
+    elements = [mrkdwn(search_scope(result))]
+    if note := PROVIDER_NOTES.get(result.provider):
+        elements.append(mrkdwn(note))
+    return ContextBlock(elements=elements)
+
+
+def _answer_sections(answer: str) -> list[Block]:
+    text = escape_mrkdwn(clean(answer)).strip()
+    if not text:
+        return [SectionBlock(text=mrkdwn("_The answer has no text; see the sources below._"))]
+    shortened = clip(text, ANSWER_MAX)
+    blocks: list[Block] = [
+        SectionBlock(text=mrkdwn(chunk)) for chunk in split_chunks(shortened, SECTION_MAX)
+    ]
+    if shortened != text:
+        note = "Answer shortened to fit in Slack; the quoted sources below are complete."
+        blocks.append(ContextBlock(elements=[mrkdwn(note)]))
+    return blocks
+
+
+def _source_sections(shown: Sequence[Source], hidden: int) -> list[Block]:
+    if not shown:
+        return []
+    lines = "\n".join(source_line(source.evidence, source.n) for source in shown)
+    blocks: list[Block] = [
+        SectionBlock(text=mrkdwn(chunk))
+        for chunk in split_chunks(f"*Sources*\n{lines}", SECTION_MAX)
+    ]
+    if hidden:
+        more = f"+{hidden} more source{'s' if hidden > 1 else ''}, not shown to fit in Slack"
+        blocks.append(ContextBlock(elements=[mrkdwn(more)]))
+    return blocks
+
+
+def _toggle(n: int, expanded: bool, answer_id: str) -> ButtonElement:
+    verb, action = ("Hide", "hide_quote") if expanded else ("Show", "show_quote")
+    return button(f"{verb} quote [{n}]", f"{action}:{n}", answer_id)
+
+
+def _feedback(answer_id: str) -> ContextActionsBlock:
+    buttons = FeedbackButtonsElement(
+        action_id="feedback",
+        positive_button=FeedbackButtonObject(
+            text="Helpful", value=f"{answer_id}:up", accessibility_label="This answer helped"
+        ),
+        negative_button=FeedbackButtonObject(
+            text="Not helpful",
+            value=f"{answer_id}:down",
+            accessibility_label="This answer did not help",
+        ),
+    )
+    return ContextActionsBlock(elements=[buttons])
+
+
+def _quote_budget(blocks: Sequence[Block], shown: Sequence[Source]) -> int:
+    """Share what the message budget leaves among the quotes, within the per-quote bounds."""
+    if not shown:
+        return QUOTE_MAX
+    used = sum(text_units(block.to_dict()) for block in blocks)
+    used += sum(units(quote_title(source)) for source in shown)
+    return max(QUOTE_FLOOR, min(QUOTE_MAX, (TEXT_BUDGET - used) // len(shown)))
+
+
+def _fallback_text(result: AskResult, sources: int) -> str:
+    answer = clip(escape_mrkdwn(one_line(result.answer)), FALLBACK_TEXT_MAX) or "Runbook answer"
+    if not sources:
+        return answer
+    return f"{answer} ({sources} source{'s' if sources > 1 else ''})"

@@ -1,0 +1,78 @@
+"""Fixed cards: workspace not connected, usage help, searching placeholder, internal error."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import ContextBlock, HeaderBlock, SectionBlock
+
+from bot.blocks_card import Card, build_card
+from bot.blocks_text import clip, escape_mrkdwn, mrkdwn, one_line
+
+# Slack ids are about a dozen characters; anything longer is not worth showing whole.
+_ID_MAX = 40
+
+USAGE = (
+    "*Ways to ask*\n"
+    "• `/runbook <question>`: a private answer, with a button to share it in the channel\n"
+    "• Mention @runbook-bot in a thread: the answer goes in that thread; in an alert's "
+    "thread a bare mention asks about the alert\n"
+    "• *Ask runbooks* in an alert message's ⋮ menu (message shortcut): answers in the "
+    "alert's thread"
+)
+EXAMPLES = (
+    "*Examples*\n"
+    "• `/runbook how do I fail over the primary database?`\n"
+    "• `/runbook KubePodCrashLooping payments-api`\n"
+    "• `@runbook-bot what does HighErrorRate on checkout mean?`"
+)
+INTERNAL_ERROR = (
+    "Something went wrong on runbook-bot's side, so this question was not answered. "
+    "Try again in a minute; if it keeps happening, tell whoever runs runbook-bot."
+)
+
+
+def render_not_connected(*, team_id: str | None, enterprise_id: str | None) -> Card:
+    team = clip(escape_mrkdwn(one_line(team_id)), _ID_MAX)
+    enterprise = clip(escape_mrkdwn(one_line(enterprise_id)), _ID_MAX)
+    which = f"This Slack workspace (`{team}`)" if team else "This Slack workspace"
+    command = f"runbook workspace add {team or 'TEAM_ID'} TENANT"
+    if enterprise:
+        command += f" --enterprise {enterprise}"
+    how = (
+        f"*To connect it*, a runbook-bot admin runs\n```{command}```\n"
+        "where `TENANT` names the runbook collection to search, or installs runbook-bot in "
+        "this workspace from the app's install link."
+    )
+    blocks = [
+        HeaderBlock(text="This workspace isn't connected to runbook-bot"),
+        SectionBlock(
+            text=mrkdwn(
+                f"{which} is not connected to runbook-bot, so there are no runbooks to search."
+            )
+        ),
+        SectionBlock(text=mrkdwn(how)),
+    ]
+    return build_card(f"{which} is not connected to runbook-bot.", blocks)
+
+
+def render_usage() -> Card:
+    blocks = [
+        HeaderBlock(text="Ask runbook-bot"),
+        SectionBlock(
+            text=mrkdwn(
+                "I answer incident questions from your runbooks and quote the passages I used. "
+                "When the runbooks don't cover a question, I say so instead of guessing."
+            )
+        ),
+        SectionBlock(text=mrkdwn(escape_mrkdwn(USAGE))),
+        SectionBlock(text=mrkdwn(EXAMPLES)),
+    ]
+    return build_card(escape_mrkdwn("Ask runbook-bot: /runbook <question>"), blocks)
+
+
+def render_searching() -> Card:
+    text = "Searching runbooks…"
+    return build_card(text, [ContextBlock(elements=[mrkdwn(f":mag: {text}")])])
+
+
+def render_internal_error() -> Card:
+    return build_card(INTERNAL_ERROR, [SectionBlock(text=mrkdwn(f":warning: {INTERNAL_ERROR}"))])

@@ -1,0 +1,136 @@
+"""Runbook sources in Slack: source lines, quote blocks, nearest runbooks, the search scope."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from slack_sdk.models.blocks import (
+    ContainerBlock,
+    RichTextBlock,
+    RichTextElement,
+    RichTextQuoteElement,
+    RichTextSectionElement,
+)
+from slack_sdk.models.blocks.block_elements import RichTextElementParts
+
+from bot.blocks_text import clean, clip, escape_mrkdwn, link, one_line, units
+from rag import AskResult, Citation, Evidence
+
+# Per-field caps (in units) so that one long title or owner cannot crowd out the rest.
+LABEL_MAX = 100
+OWNER_MAX = 50
+UPDATED_MAX = 25
+TITLE_MAX = 100  # container title and inline quote heading (Slack allows 150)
+SCOPE_MAX = 60  # tenant and service names
+# Quote text per citation number. Below the floor a quote is too short to check anything
+# against, so callers never grant less; a second quote is skipped if less than a line is left.
+QUOTE_FLOOR = 120
+QUOTE_MAX = 700
+_QUOTE_REST_MIN = 40
+
+
+@dataclass(frozen=True)
+class Source:
+    """One citation number: several quotes may cite the same excerpt."""
+
+    n: int
+    evidence: Evidence
+    quotes: tuple[str, ...]
+
+
+def group_citations(citations: Iterable[Citation]) -> list[Source]:
+    by_n: dict[int, list[Citation]] = {}
+    for citation in citations:
+        by_n.setdefault(citation.n, []).append(citation)
+    return [
+        Source(n, group[0].evidence, tuple(dict.fromkeys(c.quote for c in group)))
+        for n, group in sorted(by_n.items())
+    ]
+
+
+def source_label(evidence: Evidence) -> str:
+    """``Title › Section`` in plain (unescaped) text."""
+    title = one_line(evidence.title) or "Untitled runbook"
+    path = [heading for heading in map(one_line, evidence.heading_path) if heading]
+    # The first heading is usually the document's own H1: repeating it adds nothing.
+    if path and path[0].casefold() == title.casefold():
+        path = path[1:]
+    return " › ".join([title, *path])
+
+
+def source_line(evidence: Evidence, n: int | None = None) -> str:
+    """A mrkdwn line: number (or bullet), linked label, owner and last update when known."""
+    parts = [link(evidence.url, clip(escape_mrkdwn(source_label(evidence)), LABEL_MAX))]
+    if owner := one_line(evidence.owner):
+        parts.append("owner " + clip(escape_mrkdwn(owner), OWNER_MAX))
+    if updated := one_line(evidence.updated):
+        parts.append("updated " + clip(escape_mrkdwn(updated), UPDATED_MAX))
+    return ("•" if n is None else f"*[{n}]*") + " " + " · ".join(parts)
+
+
+def nearest_documents(evidence: Iterable[Evidence], limit: int = 3) -> list[Evidence]:
+    """The best-ranked chunk of each of the first ``limit`` distinct documents."""
+    seen: dict[str, Evidence] = {}
+    for item in evidence:
+        seen.setdefault(item.document_id, item)
+        if len(seen) == limit:
+            break
+    return list(seen.values())
+
+
+def quote_title(source: Source) -> str:
+    return clip(f"[{source.n}] {source_label(source.evidence)}", TITLE_MAX)
+
+
+def quote_container(source: Source, budget: int) -> ContainerBlock:
+    """The collapsible quote: expands in the client, no round trip (new in 2026)."""
+    return ContainerBlock(
+        title=quote_title(source),
+        is_collapsible=True,
+        default_collapsed=True,
+        child_blocks=[RichTextBlock(elements=_quotes(source, budget))],
+    )
+
+
+def inline_quote(source: Source, budget: int) -> RichTextBlock:
+    """The quote shown after "Show quote": plain blocks every client renders."""
+    heading = RichTextSectionElement(
+        elements=[RichTextElementParts.Text(text=quote_title(source), style={"bold": True})]
+    )
+    return RichTextBlock(elements=[heading, *_quotes(source, budget)])
+
+
+def _quotes(source: Source, budget: int) -> list[RichTextElement]:
+    # Rich text is literal: a quote saying <!channel> shows those characters and pings nobody.
+    elements: list[RichTextElement] = []
+    for quote in source.quotes:
+        text = clean(quote).strip()
+        if not text:
+            continue
+        if elements and budget < _QUOTE_REST_MIN:
+            break
+        text = clip(text, budget)
+        budget -= units(text)
+        elements.append(RichTextQuoteElement(elements=[RichTextElementParts.Text(text=text)]))
+    return elements or [
+        RichTextQuoteElement(elements=[RichTextElementParts.Text(text="(empty quote)")])
+    ]
+
+
+def search_scope(result: AskResult) -> str:
+    """What was searched, as one escaped mrkdwn sentence."""
+    tenant = clip(escape_mrkdwn(one_line(result.tenant)), SCOPE_MAX)
+    where = f"the *{tenant}* runbooks" if tenant else "this workspace's runbooks"
+    service = clip(escape_mrkdwn(one_line(result.service)), SCOPE_MAX)
+    if not service:
+        return f"Searched {where}."
+    scoped = f"service *{service}*"
+    widened = {
+        "filtered_no_evidence": f"nothing matched {scoped}, so all services were searched",
+        "filtered_low_quality": f"matches for {scoped} were weak, so all services were searched",
+    }
+    if result.fallback_reason is None:
+        return f"Searched {where} for {scoped}."
+    reason = widened.get(result.fallback_reason, f"the search was widened beyond {scoped}")
+    return f"Searched {where}: {reason}."

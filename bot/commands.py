@@ -1,0 +1,61 @@
+"""``/runbook <question>``: a private answer through the command's response_url.
+
+Acked at once with a "searching" placeholder, which the answer then replaces; works in channels
+the bot has not joined, since response_url needs no membership.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+
+from bot.answering import Bot, render
+from bot.answers_store import Placement
+from bot.blocks import render_not_connected, render_searching, render_usage
+from bot.tenancy import origin_of, tenant_of
+
+COMMAND = "/runbook"
+_HELP_WORDS = frozenset({"", "help", "?", "-h", "--help"})
+
+
+def register_commands(app: AsyncApp, bot: Bot) -> None:
+    app.command(COMMAND)(CommandListener(bot).handle)
+
+
+class CommandListener:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def handle(
+        self, ack: AsyncAck, command: dict[str, Any], body: dict[str, Any], respond: AsyncRespond
+    ) -> None:
+        self.bot.tasks.adopt_current()
+        question = " ".join((command.get("text") or "").split())
+        if question.lower() in _HELP_WORDS:
+            usage = render_usage()
+            await ack(text=usage.text, blocks=usage.blocks)
+            return
+        searching = render_searching()
+        await ack(text=searching.text, blocks=searching.blocks)
+        origin = origin_of(body)
+        delivery = self.bot.delivery
+        tenant = await tenant_of(self.bot.store, origin)
+        if tenant is None:
+            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
+            await delivery.respond(respond, card, replace_original=True)
+            return
+        placement = Placement(
+            entry="command",
+            team_id=origin.team_id or "",
+            enterprise_id=origin.enterprise_id or "",
+            channel_id=origin.channel_id,
+            thread_ts=None,
+            ephemeral=True,
+            response_url=command.get("response_url"),
+        )
+        service = await self.bot.scope(tenant, origin)
+        result = await self.bot.ask(tenant, question, service=service, placement=placement)
+        card = render(result, entry="command", question=question, ephemeral=True)
+        await delivery.respond(respond, card, replace_original=True)
+        self.bot.metrics.answers_posted.labels("command", result.status).inc()

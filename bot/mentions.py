@@ -1,0 +1,98 @@
+"""``@runbook-bot …`` in a channel: one answer card in the mention's thread.
+
+A bare mention inside a thread asks about the thread's root message (typically an alert). Bolt
+acks the event before this runs, so the work here may take as long as the answer does.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import aiohttp
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.alerts import AlertText, fit_question, read_message
+from bot.answering import Bot, render
+from bot.answers_store import Placement
+from bot.blocks import render_not_connected, render_usage
+from bot.delivery import working_mark
+from bot.tenancy import origin_of, tenant_of
+
+logger = logging.getLogger(__name__)
+
+
+def register_mentions(app: AsyncApp, bot: Bot) -> None:
+    app.event("app_mention")(MentionListener(bot).handle)
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    """The question without the bot's own ``<@U…>`` (other mentions stay: they may matter)."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    return " ".join(text.split())
+
+
+class MentionListener:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def handle(
+        self,
+        event: dict[str, Any],
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
+    ) -> None:
+        self.bot.tasks.adopt_current()
+        channel, ts = event["channel"], event["ts"]
+        thread_ts = event.get("thread_ts") or ts
+        origin = origin_of(body)
+        delivery = self.bot.delivery
+        tenant = await tenant_of(self.bot.store, origin)
+        if tenant is None:
+            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
+            await delivery.post(client, channel=channel, thread_ts=thread_ts, card=card)
+            return
+        question = strip_mention(event.get("text") or "", context.bot_user_id)
+        hints: tuple[str, ...] = ()
+        if not question and event.get("thread_ts"):
+            root = await self._thread_root(client, channel, event["thread_ts"])
+            question = fit_question(root.question, self.bot.settings.max_question_chars)
+            hints = root.hints
+        if not question:
+            await delivery.post(client, channel=channel, thread_ts=thread_ts, card=render_usage())
+            return
+        placement = Placement(
+            entry="mention",
+            team_id=origin.team_id or "",
+            enterprise_id=origin.enterprise_id or "",
+            channel_id=channel,
+            thread_ts=thread_ts,
+            ephemeral=False,
+            response_url=None,
+        )
+        async with working_mark(client, channel=channel, ts=ts):
+            service = await self.bot.scope(tenant, origin, hints)
+            result = await self.bot.ask(tenant, question, service=service, placement=placement)
+            card = render(result, entry="mention", question=question, ephemeral=False)
+            message_ts = await delivery.post(
+                client, channel=channel, thread_ts=thread_ts, card=card
+            )
+        self.bot.metrics.answers_posted.labels("mention", result.status).inc()
+        await self.bot.answers.record_delivery(
+            tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False
+        )
+
+    async def _thread_root(self, client: AsyncWebClient, channel: str, thread_ts: str) -> AlertText:
+        """The thread's first message, read once (conversations.replies is tightly rate-limited)."""
+        try:
+            response = await client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            logger.info("thread root unreadable: %s", type(exc).__name__)
+            return AlertText(question="", hints=())
+        messages = response.get("messages") or []
+        return read_message(messages[0]) if messages else AlertText(question="", hints=())

@@ -1,0 +1,64 @@
+"""Retry policy of every Slack Web API call the app makes (Bolt copies it to per-request clients).
+
+Retried: HTTP 429 after its Retry-After, 500/503 once, and a connection dropped before the reply.
+Never retried: a timeout (the message may well have been posted; re-posting would duplicate it).
+"""
+
+from __future__ import annotations
+
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.web.async_client import AsyncWebClient
+
+# A listener must not sleep a minute inline (conversations.replies can say Retry-After: 60 for
+# non-Marketplace apps); past this the call fails and the user sees why instead of waiting.
+MAX_INLINE_WAIT_S = 10.0
+
+
+class CappedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
+    """Slack's 429 handler, but only when Retry-After is short enough to wait for inline."""
+
+    def __init__(self, max_retry_count: int = 2, max_wait_s: float = MAX_INLINE_WAIT_S) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait_s = max_wait_s
+
+    async def _can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        return retry_after(response) <= self.max_wait_s
+
+
+def retry_after(response: HttpResponse) -> float:
+    for name, values in response.headers.items():
+        if name.lower() == "retry-after" and values:
+            value = values[0] if isinstance(values, list) else values
+            try:
+                return float(value)
+            except ValueError:
+                break
+    return 1.0
+
+
+def install_retry_handlers(client: AsyncWebClient) -> None:
+    """Add the policy to ``client`` (idempotent: the same client may back several apps)."""
+    wanted: list[AsyncRetryHandler] = [
+        AsyncConnectionErrorRetryHandler(max_retry_count=1),
+        CappedRateLimitRetryHandler(),
+        AsyncServerErrorRetryHandler(max_retry_count=1),
+    ]
+    present = {type(handler) for handler in client.retry_handlers}
+    client.retry_handlers.extend(h for h in wanted if type(h) not in present)
