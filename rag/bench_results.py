@@ -19,7 +19,7 @@ async def machine_facts(store: Store) -> dict[str, Any]:
             "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
         )
         row = await cur.fetchone()
-    postgres, pgvector = row if row else (None, None)  # type: ignore[misc]
+    postgres, pgvector = row if row else (None, None)
     return {
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),

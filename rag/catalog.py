@@ -65,7 +65,7 @@ class CatalogCache:
         services: set[str] = set()
         documents: dict[str, str] = {}
         models: set[str] = set()
-        for document_id, service, model in rows:  # type: ignore[misc]
+        for document_id, service, model in rows:
             if service:
                 services.add(service)
             models.add(model)

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from rag.workspaces import (
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-Handler = Callable[[argparse.Namespace, Settings], Awaitable[int]]
+Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, Any]:

@@ -35,11 +35,11 @@ async def run_demo(settings: Settings, corpus: Path, golden: Path = DEFAULT_GOLD
             bar.close()
         print(format_ingest_report(report))
         samples: dict[str, str] = {}
-        for question in load_golden(golden):
-            if question.expect != "abstain" and question.tenant in report.tenants:
-                samples.setdefault(question.tenant, question.question)
-        for tenant, question in samples.items():
-            print(f"\n=== {tenant}: {question}")
-            result = await runtime.service.ask(tenant, question)
+        for golden_question in load_golden(golden):
+            if golden_question.expect != "abstain" and golden_question.tenant in report.tenants:
+                samples.setdefault(golden_question.tenant, golden_question.question)
+        for tenant, text in samples.items():
+            print(f"\n=== {tenant}: {text}")
+            result = await runtime.service.ask(tenant, text)
             print(format_ask_result(result))
     return 1 if report.failed else 0

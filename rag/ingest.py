@@ -345,7 +345,7 @@ async def _load_state(store: Store, tenant: str) -> dict[str, StoredVersion]:
     async with store.pool.connection() as conn:
         cur = await conn.execute(_CURRENT_STATE, {"tenant": tenant})
         rows = await cur.fetchall()
-    return {row[0]: StoredVersion(*row[1:]) for row in rows}  # type: ignore[index,misc]
+    return {row[0]: StoredVersion(*row[1:]) for row in rows}
 
 
 async def _write_version(
@@ -381,7 +381,7 @@ async def _write_version(
         cur = await conn.execute(_INSERT_DOCUMENT, params)
         row = await cur.fetchone()
         assert row is not None
-        version = row[0]  # type: ignore[index]
+        version = row[0]
         chunk_rows = [
             {
                 **params,
@@ -421,7 +421,7 @@ async def _prune(store: Store, tenant: str, seen_ids: set[str], failed_paths: se
             """,
             {"tenant": tenant, "seen": sorted(seen_ids), "failed": sorted(failed_paths)},
         )
-        gone = [row[0] for row in await cur.fetchall()]  # type: ignore[index]
+        gone = [row[0] for row in await cur.fetchall()]
         await conn.execute(
             "UPDATE chunks SET superseded = true "
             "WHERE tenant_id = %(tenant)s AND NOT superseded AND document_id = ANY(%(gone)s)",

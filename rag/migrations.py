@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import psycopg
+from psycopg.rows import TupleRow
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def load_migrations() -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
-async def apply_migrations(conn: psycopg.AsyncConnection[object]) -> list[int]:
+async def apply_migrations(conn: psycopg.AsyncConnection[TupleRow]) -> list[int]:
     """Apply the pending migrations; return the versions applied by this call.
 
     The advisory lock serialises concurrent starters: the second waits, then finds nothing to do.
@@ -51,7 +52,7 @@ async def apply_migrations(conn: psycopg.AsyncConnection[object]) -> list[int]:
     try:
         await conn.execute(_CREATE_TABLE)
         cur = await conn.execute("SELECT version FROM schema_migrations")
-        done = {row[0] for row in await cur.fetchall()}  # type: ignore[index]
+        done = {row[0] for row in await cur.fetchall()}
         for migration in load_migrations():
             if migration.version in done:
                 continue

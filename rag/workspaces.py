@@ -91,7 +91,7 @@ async def find_tenant(
             {"enterprise_id": enterprise_id or "", "team_id": team_id or ""},
         )
         row = await cur.fetchone()
-    return str(row[0]) if row else None  # type: ignore[index]
+    return str(row[0]) if row else None
 
 
 async def map_channel(
@@ -117,4 +117,4 @@ async def channel_service(store: Store, tenant: str, team_id: str, channel_id: s
             (tenant, team_id, channel_id),
         )
         row = await cur.fetchone()
-    return str(row[0]) if row else None  # type: ignore[index]
+    return str(row[0]) if row else None

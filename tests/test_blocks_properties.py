@@ -50,7 +50,7 @@ HOSTILE = [
 # Arbitrary text (control characters, RTL, emoji included) spliced with mention syntax;
 # sometimes repeated far past every Slack limit.
 fragment = st.one_of(st.text(max_size=30), st.sampled_from(HOSTILE))
-untrusted = st.lists(fragment, max_size=12).map("".join)
+untrusted = st.lists(fragment, max_size=8).map("".join)
 untrusted_long = st.one_of(untrusted, st.tuples(untrusted, st.integers(2, 80)).map(lambda t: t[0] * t[1]))
 urls = st.one_of(
     st.none(),
@@ -74,7 +74,7 @@ def evidences(draw: st.DrawFn) -> Evidence:
         draw(st.integers(1, 40)),
         document_id=draw(st.sampled_from(["a", "b", "c", "d", "e"])),
         title=draw(untrusted_long),
-        headings=tuple(draw(st.lists(untrusted, max_size=4))),
+        headings=tuple(draw(st.lists(untrusted, max_size=3))),
         url=draw(urls),
         owner=draw(st.none() | untrusted_long),
         updated=draw(st.none() | untrusted),
@@ -94,18 +94,15 @@ def results(draw: st.DrawFn, status: str) -> AskResult:
         )
         | untrusted,
     }[status]
-    citations = draw(
-        st.lists(
-            st.builds(Citation, st.integers(1, 30), untrusted_long, evidences()),
-            min_size=1 if status == "answered" else 0,
-            max_size=25,
-        )
-    )
+    # Up to 9 distinct numbers: past the renderer's cap of shown sources.
+    citations = st.builds(Citation, st.integers(1, 9), untrusted_long, evidences())
     return result(
         status,
         answer=draw(untrusted_long),
-        citations=tuple(citations) if status == "answered" else (),
-        found=tuple(draw(st.lists(evidences(), max_size=12))),
+        citations=tuple(draw(st.lists(citations, min_size=1, max_size=10)))
+        if status == "answered"
+        else (),
+        found=tuple(draw(st.lists(evidences(), max_size=6))),
         reason_code=draw(reasons),
         provider=draw(st.sampled_from(["claude", "extractive", "none"]) | untrusted),
         retryable=draw(st.booleans()),

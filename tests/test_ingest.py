@@ -71,7 +71,7 @@ async def current_chunks(store: Store, tenant: str) -> list[tuple[str, int, list
             "WHERE tenant_id = %s AND NOT superseded ORDER BY document_id, ordinal",
             (tenant,),
         )
-        return [tuple(row) for row in await cur.fetchall()]  # type: ignore[misc]
+        return [tuple(row) for row in await cur.fetchall()]
 
 
 async def test_second_ingest_of_the_same_folder_changes_nothing(

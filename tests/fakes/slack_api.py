@@ -1,0 +1,301 @@
+"""A fake Slack on 127.0.0.1: the Web API the app calls, and signed deliveries into the app.
+
+    async with FakeSlack() as slack:
+        client = AsyncWebClient(token="xoxb-T_ACME", base_url=slack.base_url)
+        slack.fail("chat.postMessage", rate_limited(retry_after=1))
+        sender = SlackSender(app_url, "secret")
+        await sender.event({"type": "app_mention", ...})
+        [post] = await slack.wait_for("chat.postMessage")
+
+Every call is recorded with its method and parsed body (form or JSON). Failures are queued per
+method and consumed one per call. ``auth.test`` answers for the team named in the token
+(``xoxb-T_ACME`` → ``T_ACME``), so one fake serves several workspaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+
+
+@dataclass(frozen=True)
+class SlackCall:
+    method: str  # a Web API method, or "response_url"
+    body: dict[str, Any]
+    token: str | None
+    status: int  # the HTTP status the fake answered with (0: connection dropped)
+    ok: bool  # whether the call succeeded from the app's point of view
+    reply: dict[str, Any]
+    at: float  # time.monotonic() when it arrived
+    key: str | None = None  # the response_url id
+
+
+@dataclass(frozen=True)
+class Failure:
+    status: int  # 0 drops the connection without a reply
+    error: str = ""
+    retry_after: int | None = None
+
+
+def rate_limited(retry_after: int = 1) -> Failure:
+    return Failure(429, "ratelimited", retry_after)
+
+
+def server_error(status: int = 500) -> Failure:
+    return Failure(status, "internal_error")
+
+
+def connection_reset() -> Failure:
+    return Failure(0)
+
+
+def api_error(error: str) -> Failure:
+    """HTTP 200 with ``{"ok": false, "error": error}``, e.g. ``not_in_channel``."""
+    return Failure(200, error)
+
+
+class FakeSlack:
+    def __init__(self) -> None:
+        self.calls: list[SlackCall] = []
+        self.threads: dict[tuple[str, str], dict[str, Any]] = {}
+        self._failures: dict[str, deque[Failure]] = defaultdict(deque)
+        self._ts = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/api/"
+
+    def response_url(self, key: str | None = None) -> str:
+        return f"http://127.0.0.1:{self._port}/response/{key or uuid.uuid4().hex}"
+
+    def fail(self, method: str, failure: Failure, *, times: int = 1) -> None:
+        self._failures[method].extend([failure] * times)
+
+    def set_thread_root(self, channel: str, ts: str, message: dict[str, Any]) -> None:
+        """What ``conversations.replies`` returns first for this thread."""
+        self.threads[(channel, ts)] = {"ts": ts, **message}
+
+    def calls_to(self, method: str, *, ok: bool | None = True) -> list[SlackCall]:
+        return [c for c in self.calls if c.method == method and (ok is None or c.ok == ok)]
+
+    async def wait_for(
+        self,
+        method: str,
+        count: int = 1,
+        *,
+        where: Callable[[SlackCall], bool] = lambda call: True,
+        within_s: float = 15.0,
+    ) -> list[SlackCall]:
+        """Poll until ``count`` successful matching calls were made; fail loudly otherwise."""
+        deadline = time.monotonic() + within_s
+        while True:
+            found = [c for c in self.calls_to(method) if where(c)]
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                seen = [(c.method, c.status, c.ok) for c in self.calls]
+                raise AssertionError(f"{count} × {method} not seen in {within_s}s; calls: {seen}")
+            await asyncio.sleep(0.01)
+
+    async def __aenter__(self) -> FakeSlack:
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_post("/response/{key}", self._response_url)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = self._runner.addresses[0][1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _api(self, request: web.Request) -> web.StreamResponse:
+        method = request.match_info["method"]
+        body = await _parse(request)
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") or body.get("token")
+        queued = self._failures[method]
+        if queued:
+            return self._fail(request, method, body, token, queued.popleft())
+        reply = self._reply(method, body, token)
+        self.calls.append(SlackCall(method, body, token, 200, bool(reply["ok"]), reply, _now()))
+        return web.json_response(reply)
+
+    async def _response_url(self, request: web.Request) -> web.StreamResponse:
+        body = await _parse(request)
+        queued = self._failures["response_url"]
+        if queued:
+            return self._fail(request, "response_url", body, None, queued.popleft())
+        key = request.match_info["key"]
+        self.calls.append(SlackCall("response_url", body, None, 200, True, {}, _now(), key))
+        return web.Response(text="ok")
+
+    def _fail(
+        self,
+        request: web.Request,
+        method: str,
+        body: dict[str, Any],
+        token: str | None,
+        failure: Failure,
+    ) -> web.StreamResponse:
+        reply = {"ok": False, "error": failure.error}
+        self.calls.append(SlackCall(method, body, token, failure.status, False, reply, _now()))
+        if failure.status == 0:
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response()
+        headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after else None
+        return web.json_response(reply, status=failure.status, headers=headers)
+
+    def _reply(self, method: str, body: dict[str, Any], token: str | None) -> dict[str, Any]:
+        ts = f"1700000000.{next(self._ts):06d}"
+        if method == "auth.test":
+            team = _team_of(token)
+            return {
+                "ok": True,
+                "team_id": team,
+                "team": team,
+                "user_id": BOT_USER_ID,
+                "user": "runbook-bot",
+                "bot_id": BOT_ID,
+                "url": "https://fake.slack/",
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            return {"ok": True, "channel": body.get("channel"), "ts": ts, "message": body}
+        if method == "chat.update":
+            return {"ok": True, "channel": body.get("channel"), "ts": body.get("ts")}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": ts}
+        if method == "conversations.replies":
+            root = self.threads.get((str(body.get("channel")), str(body.get("ts"))))
+            if root is None:
+                return {"ok": False, "error": "thread_not_found"}
+            return {"ok": True, "messages": [root]}
+        if method == "oauth.v2.access":
+            return _oauth_access(body)
+        return {"ok": True}
+
+
+class SlackSender:
+    """Delivers requests into the app as Slack does: raw body, timestamp, v0 HMAC signature."""
+
+    def __init__(self, url: str, signing_secret: str) -> None:
+        self.url = url
+        self.verifier = SignatureVerifier(signing_secret)
+        self.event_ids = itertools.count(1)
+
+    async def event(
+        self,
+        event: dict[str, Any],
+        *,
+        team_id: str = "T_ACME",
+        event_id: str | None = None,
+        retry_num: int | None = None,
+    ) -> tuple[int, float]:
+        body = {
+            "type": "event_callback",
+            "team_id": team_id,
+            "api_app_id": "A_RUNBOOK",
+            "event_id": event_id or f"Ev{next(self.event_ids):08d}{uuid.uuid4().hex[:6]}",
+            "event_time": int(time.time()),
+            "event": {"team": team_id, **event},
+            "authorizations": [{"team_id": team_id, "user_id": BOT_USER_ID, "is_bot": True}],
+        }
+        headers = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
+        extra = headers if retry_num else None
+        return await self.post(json.dumps(body), "application/json", headers=extra)
+
+    async def command(self, fields: dict[str, str]) -> tuple[int, float]:
+        return await self.post(urlencode(fields), "application/x-www-form-urlencoded")
+
+    async def interaction(self, payload: dict[str, Any]) -> tuple[int, float]:
+        raw = urlencode({"payload": json.dumps(payload)})
+        return await self.post(raw, "application/x-www-form-urlencoded")
+
+    async def post(
+        self,
+        raw_body: str,
+        content_type: str,
+        *,
+        timestamp: int | None = None,
+        signature: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, float]:
+        """Returns the HTTP status and how long the app took to answer (the ack), in seconds."""
+        ts = str(timestamp if timestamp is not None else int(time.time()))
+        signed = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": signature
+            or str(self.verifier.generate_signature(timestamp=ts, body=raw_body)),
+            **(headers or {}),
+        }
+        started = time.perf_counter()
+        async with aiohttp.ClientSession() as session:
+            async with session.post(self.url, data=raw_body.encode(), headers=signed) as resp:
+                await resp.read()
+                return resp.status, time.perf_counter() - started
+
+
+async def _parse(request: web.Request) -> dict[str, Any]:
+    if request.content_type == "application/json":
+        parsed = await request.json()
+        return parsed if isinstance(parsed, dict) else {"_": parsed}
+    form: dict[str, Any] = dict(await request.post())
+    for key in ("blocks", "attachments"):
+        if isinstance(form.get(key), str):
+            form[key] = json.loads(form[key])
+    return form
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+def _team_of(token: str | None) -> str:
+    parts = (token or "").split("-")
+    return parts[1] if len(parts) > 1 and parts[1].startswith("T") else "T_ACME"
+
+
+def _oauth_access(body: dict[str, Any]) -> dict[str, Any]:
+    """An install of workspace T_OAUTH; the code names the team (``code=T_OAUTH``)."""
+    team = str(body.get("code") or "T_OAUTH")
+    return {
+        "ok": True,
+        "app_id": "A_RUNBOOK",
+        "authed_user": {"id": "U_INSTALLER"},
+        "scope": "app_mentions:read,chat:write,commands",
+        "token_type": "bot",
+        "access_token": f"xoxb-{team}-installed",
+        "bot_user_id": BOT_USER_ID,
+        "team": {"id": team, "name": "Installed workspace"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+    }
