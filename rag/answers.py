@@ -39,6 +39,9 @@ class Answerer(Protocol):
         self, question: str, excerpts: Sequence[Excerpt], *, correction: str | None = None
     ) -> Draft: ...
 
+    async def aclose(self) -> None:
+        """Release connections the answerer holds (an HTTP client), if any."""
+
 
 @dataclass(frozen=True)
 class Citation:

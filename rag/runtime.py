@@ -47,10 +47,12 @@ async def open_store(settings: Settings) -> AsyncIterator[Store]:
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     async with open_store(settings) as store:
         embedder = await FastEmbedder.load(settings)
+        answerer = build_answerer(settings)
         try:
             service = RagService(
-                store=store, embedder=embedder, answerer=build_answerer(settings), settings=settings
+                store=store, embedder=embedder, answerer=answerer, settings=settings
             )
             yield Runtime(settings, store, embedder, service)
         finally:
+            await answerer.aclose()
             embedder.close()

@@ -35,6 +35,9 @@ class CountingAnswerer:
         self.calls += 1
         return await self._inner.answer(question, excerpts, correction=correction)
 
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
 
 def claude_settings(settings: Settings, base_url: str, **overrides: Any) -> Settings:
     return settings.model_copy(
@@ -62,7 +65,7 @@ async def claude_service(
     client = build_anthropic_client(configured)
     answerer = ClaudeAnswerer(client=client, model=configured.anthropic_model)
     yield RagService(store=store, embedder=embedder, answerer=answerer, settings=configured)
-    await client.close()
+    await answerer.aclose()
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rag.answerers import ExtractiveAnswerer
-from rag.answerers.extractive import MAX_QUOTES, question_terms
+from rag.answerers.extractive import MAX_QUOTES
+from rag.terms import question_terms
 from rag.evidence import Evidence, Excerpt
 from rag.verify import normalize_quote, verify_draft
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rag.answerers._passages import Passage, cut_passages
 from rag.answers import Draft, DraftCitation
 from rag.evidence import Excerpt
+from rag.terms import question_terms
 from rag.verify import MIN_QUOTE_WORDS, find_markers
 
 MAX_SENTENCES = 3
@@ -29,24 +30,11 @@ _RELATIVE_CUTOFF = 0.5
 # Priors multiply the term score, so a passage without any shared term still scores zero.
 _RANK_PRIOR = 0.2
 _ACTION_PRIOR = 0.15
-# Names, alerts and metrics (`KubePodCrashLooping`, `ERR`, `pg_stat_activity`) pin the topic.
-_IDENTIFIER_WEIGHT = 2.0
 # A term in the section heading says the passage is about it, less surely than in the passage.
 _HEADING_WEIGHT = 0.5
 
 NOT_IN_SOURCES_TEXT = "The retrieved runbook excerpts do not cover this question."
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(?:[-./:][A-Za-z0-9_]+)*")
-_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ures", "ure", "ers", "er", "ed")
-_STOPWORDS = frozenset(
-    """a about after all also am an and any are as at be been before being but by can could
-    did do does doing during each for from had has have how i if in into is it its just me
-    might more most my no not now of on once only or our out over own same should so some such
-    than that the their them then there these they this those through to too under until up
-    very was we were what when where which while who whom why will with would you your
-    happen happens happening please tell know need want get got""".split()
-)
 _ACTION_VERBS = frozenset(
     """add apply ask call check confirm cordon create declare delete disable drain enable
     escalate fail flush follow increase inspect keep look move notify open page patch post
@@ -90,48 +78,8 @@ class ExtractiveAnswerer:
                 citations.append(DraftCitation(n, code.body))
         return Draft("answered", "\n".join(lines), tuple(citations), provider=self.name)
 
-
-def question_terms(text: str) -> dict[str, float]:
-    """Normalised terms of ``text`` with their weights, in order of first appearance."""
-    terms: dict[str, float] = {}
-    for token in _TOKEN.findall(text):
-        if _is_identifier(token):
-            terms.setdefault(token.lower(), _IDENTIFIER_WEIGHT)
-            for part in _PARTS.findall(token):
-                _add_word(terms, part)
-        else:
-            _add_word(terms, token)
-    return terms
-
-
-def _is_identifier(token: str) -> bool:
-    return (
-        any(mark in token for mark in "_-./:")
-        or any(char.isdigit() for char in token)
-        or (len(token) > 1 and any(char.isupper() for char in token[1:]))
-    )
-
-
-def _add_word(terms: dict[str, float], word: str) -> None:
-    word = word.lower()
-    if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-        return
-    terms.setdefault(_stem(word), 1.0)
-
-
-def _stem(word: str) -> str:
-    """Strip one common suffix, so "restarts", "restarted" and "restarting" meet."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    else:
-        if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-            word = word[:-1]
-    # "cache", "caches" and "cached" all become "cach".
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+    async def aclose(self) -> None:
+        """Nothing to release: the extractive answerer holds no connections."""
 
 
 def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
