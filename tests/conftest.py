@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from rag import FastEmbedder, IngestReport, Settings, Store, ingest_limits, ingest_path
+from rag import (
+    FastEmbedder,
+    IngestReport,
+    RagService,
+    Settings,
+    Store,
+    ingest_limits,
+    ingest_path,
+)
+from rag.answerers import ExtractiveAnswerer
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
@@ -68,6 +77,14 @@ async def demo_corpus(store: Store, embedder: FastEmbedder, settings: Settings) 
     """The bundled corpus, ingested once for every test that only reads it."""
     return await ingest_path(
         store, embedder, CORPUS, tenant=None, prune=False, limits=ingest_limits(settings)
+    )
+
+
+@pytest.fixture
+def service(store: Store, embedder: FastEmbedder, settings: Settings) -> RagService:
+    """The default pipeline: extractive answerer, settings as shipped."""
+    return RagService(
+        store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=settings
     )
 
 
