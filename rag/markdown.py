@@ -25,9 +25,11 @@ _INLINE = MarkdownIt("commonmark")
 _NOISE = re.compile(
     r"(?P<code>(?P<ticks>`+)[^\n]+?(?P=ticks))"
     r"|<!--.*?-->"
+    # GitLab's table-of-contents marker renders as a list of headings, not as text.
+    r"|^[ \t]*\[\[_TOC_\]\][ \t]*$"
     r"|\{\{<(?P<angle>.*?)>\}\}"
     r"|\{\{%(?P<percent>.*?)%\}\}",
-    re.DOTALL,
+    re.DOTALL | re.MULTILINE,
 )
 _SHORTCODE_TARGET = re.compile(r"""^\s*(?:ref|relref)\s+(?:"([^"]*)"|'([^']*)'|(\S+))""")
 _BLANK_LINES_AT_START = re.compile(r"\A(?:[ \t]*\n)+")
