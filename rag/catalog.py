@@ -18,12 +18,17 @@ SELECT document_id, service, embedding_model
 FROM documents WHERE tenant_id = %(tenant)s AND NOT superseded
 """
 
+_TENANT_CHUNKS = """
+SELECT count(*) FROM chunks WHERE tenant_id = %(tenant)s AND NOT superseded
+"""
+
 
 @dataclass(frozen=True)
 class TenantCatalog:
     services: frozenset[str]
     documents: dict[str, str]
     embedding_models: frozenset[str]
+    chunk_count: int
 
     @property
     def empty(self) -> bool:
@@ -62,6 +67,8 @@ class CatalogCache:
         async with self._store.pool.connection() as conn:
             cur = await conn.execute(_TENANT_DOCUMENTS, {"tenant": tenant})
             rows = await cur.fetchall()
+            cur = await conn.execute(_TENANT_CHUNKS, {"tenant": tenant})
+            counted = await cur.fetchone()
         services: set[str] = set()
         documents: dict[str, str] = {}
         models: set[str] = set()
@@ -71,7 +78,9 @@ class CatalogCache:
             models.add(model)
             documents[document_id.lower()] = document_id
             documents.setdefault(document_id.rsplit("/", 1)[-1].lower(), document_id)
-        catalog = TenantCatalog(frozenset(services), documents, frozenset(models))
+        catalog = TenantCatalog(
+            frozenset(services), documents, frozenset(models), counted[0] if counted else 0
+        )
         self._cache[tenant] = catalog
         return catalog
 

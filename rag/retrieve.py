@@ -101,9 +101,15 @@ async def search(
     service: str | None,
     candidates: int,
     hints: ScopeHints,
+    exact: bool = False,
     ef_search: int = 100,
 ) -> Candidates:
-    """Run the hybrid query for one tenant (optionally one service) and fuse the ranks."""
+    """Run the hybrid query for one tenant (optionally one service) and fuse the ranks.
+
+    ``exact`` scans the tenant's own rows instead of the shared HNSW graph: for a small tenant
+    that is both faster and complete, where the graph would have to be walked far past other
+    tenants' vectors to find k of its own.
+    """
     vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
     query = sql.SQL(_HYBRID).format(dim=sql.Literal(int(vector.shape[0])))
     params: dict[str, Any] = {
@@ -114,12 +120,19 @@ async def search(
         "candidates": candidates,
     }
     async with store.pool.connection() as conn, conn.transaction():
-        # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the
-        # tenant filter, so a small tenant in a large table still gets its top k.
-        await conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        await conn.execute(
-            sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef_search, candidates)))
-        )
+        if exact:
+            # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
+            # btree index stay available.
+            await conn.execute("SET LOCAL enable_indexscan = off")
+        else:
+            # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass
+            # the tenant filter, so a tenant in a large shared table still gets its top k.
+            await conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            await conn.execute(
+                sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
+                    sql.Literal(max(ef_search, candidates))
+                )
+            )
         cur = await conn.execute(query, params)
         rows = await cur.fetchall()
     return fuse([_row_to_evidence(row) for row in rows], hints)

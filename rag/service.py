@@ -130,14 +130,15 @@ class RagService:
 
         started = time.perf_counter()
         fallback_reason = None
-        candidates = await self._search(tenant, question, embedding, service, hints)
+        exact = catalog.chunk_count <= self.settings.exact_search_max_chunks
+        candidates = await self._search(tenant, question, embedding, service, hints, exact)
         if service is not None:
             if not candidates.evidence:
                 fallback_reason = "filtered_no_evidence"
             elif candidates.best_cosine < self.settings.min_cosine:
                 fallback_reason = "filtered_low_quality"
             if fallback_reason is not None:
-                candidates = await self._search(tenant, question, embedding, None, hints)
+                candidates = await self._search(tenant, question, embedding, None, hints, exact)
         timings["retrieve"] = _ms_since(started)
         self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
         self.metrics.retrieval_hits.observe(len(candidates.evidence))
@@ -145,7 +146,13 @@ class RagService:
         return Retrieval(candidates, gate, hints, fallback_reason, timings)
 
     async def _search(
-        self, tenant: str, question: str, embedding: Vectors, service: str | None, hints: ScopeHints
+        self,
+        tenant: str,
+        question: str,
+        embedding: Vectors,
+        service: str | None,
+        hints: ScopeHints,
+        exact: bool,
     ) -> Candidates:
         return await _db(
             search(
@@ -156,6 +163,7 @@ class RagService:
                 service=service,
                 candidates=max(_CANDIDATES_PER_RETRIEVER, self.settings.top_k),
                 hints=hints,
+                exact=exact,
             )
         )
 

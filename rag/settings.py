@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     chunk_overlap_chars: int = Field(default=150, ge=0)
 
     top_k: int = Field(default=10, ge=1, le=100)
+    exact_search_max_chunks: int = Field(default=20_000, ge=0)
     min_cosine: float = Field(default=0.30, ge=-1.0, le=1.0)
     confident_cosine: float = Field(default=0.45, ge=-1.0, le=1.0)
     min_term_coverage: float = Field(default=0.40, ge=0.0, le=1.0)
