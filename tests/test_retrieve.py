@@ -15,27 +15,24 @@ async def test_exact_scan_and_hnsw_index_return_the_same_neighbours(
 ) -> None:
     question = "redis is evicting keys and memory is full"
     vector = (await embedder.embed([question]))[0]
-    common = {
-        "tenant": "acme",
-        "question": question,
-        "embedding": vector,
-        "service": None,
-        "candidates": 10,
-        "hints": ScopeHints(),
-    }
-    exact = await search(store, exact=True, **common)  # type: ignore[arg-type]
-    index = await search(store, exact=False, **common)  # type: ignore[arg-type]
 
-    def ranked(found: object) -> list[int]:
-        evidence = found.evidence  # type: ignore[attr-defined]
-        return [
-            e.chunk_id
-            for e in sorted(evidence, key=lambda e: e.vector_rank or 99)
-            if e.vector_rank is not None
-        ]
+    async def nearest(exact: bool) -> list[int]:
+        found = await search(
+            store,
+            tenant="acme",
+            question=question,
+            embedding=vector,
+            service=None,
+            candidates=10,
+            hints=ScopeHints(),
+            exact=exact,
+        )
+        by_rank = sorted((e.vector_rank, e.chunk_id) for e in found.evidence if e.vector_rank)
+        return [chunk_id for _, chunk_id in by_rank]
 
-    assert len(ranked(exact)) == 10
-    assert ranked(exact) == ranked(index)
+    exact, index = await nearest(exact=True), await nearest(exact=False)
+    assert len(exact) == 10
+    assert exact == index
 
 
 async def test_keyword_search_matches_any_question_term_and_keeps_both_ranks(
