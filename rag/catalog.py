@@ -64,7 +64,7 @@ class CatalogCache:
         cached = self._cache.get(tenant)
         if cached is not None:
             return cached
-        async with self._store.pool.connection() as conn:
+        async with self._store.tenant_reader(tenant) as conn:
             cur = await conn.execute(_TENANT_DOCUMENTS, {"tenant": tenant})
             rows = await cur.fetchall()
             cur = await conn.execute(_TENANT_CHUNKS, {"tenant": tenant})

@@ -119,7 +119,7 @@ async def search(
         "service": service,
         "candidates": candidates,
     }
-    async with store.pool.connection() as conn, conn.transaction():
+    async with store.tenant_reader(tenant) as conn:
         if exact:
             # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
             # btree index stay available.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import psycopg
@@ -96,6 +98,19 @@ class Store:
             # Two ingests creating the same index at once would collide in the catalog.
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (dim,))
             await conn.execute(statement)
+
+    @asynccontextmanager
+    async def tenant_reader(self, tenant: str) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
+        """A connection in a transaction that can read only ``tenant``'s documents and chunks.
+
+        Row-level security, not just the queries' WHERE clauses: the transaction runs as
+        ``runbook_reader`` with ``runbook.tenant_id`` set, so even a query that forgot its
+        tenant predicate sees no other tenant's rows.
+        """
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute("SET LOCAL ROLE runbook_reader")
+            await conn.execute("SELECT set_config('runbook.tenant_id', %s, true)", (tenant,))
+            yield conn
 
     async def check(self) -> None:
         """Raise ``StoreError`` unless the database answers a trivial query."""
