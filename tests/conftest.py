@@ -6,6 +6,8 @@ the demo corpus, ingested once per session, stays intact for the tests that read
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -24,6 +26,8 @@ from rag import (
     ingest_path,
 )
 from rag.answerers import ExtractiveAnswerer
+from tests import credentials
+from tests.log_guard import LogGuard
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
@@ -33,6 +37,32 @@ GOLDEN = REPO / "evals" / "golden.jsonl"
 for _name in list(os.environ):
     if _name.startswith(("RUNBOOK_", "SLACK_", "ANTHROPIC_")) or _name == "DATABASE_URL":
         del os.environ[_name]
+
+
+@pytest.fixture(scope="session")
+def log_guard() -> Iterator[LogGuard]:
+    guard = LogGuard()
+    for secret in credentials.ALL:
+        guard.forbid_secret(secret)
+    if GOLDEN.exists():
+        for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+            guard.forbid_text(json.loads(line)["question"])
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(guard)
+    root.setLevel(logging.DEBUG)
+    yield guard
+    root.removeHandler(guard)
+    root.setLevel(previous)
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_in_logs(log_guard: LogGuard) -> Iterator[None]:
+    """Every test runs under the log guard; a violation fails the test that caused it."""
+    log_guard.take()
+    yield
+    violations = log_guard.take()
+    assert not violations, violations
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from rag import Draft, Excerpt, FastEmbedder, IngestReport, RagService, Settings, Store
 from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_anthropic_client
 from rag.context import build_context
+from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, empty, error, garbage, tool_answer
 
 pytestmark = pytest.mark.usefixtures("demo_corpus")
@@ -42,7 +43,7 @@ class CountingAnswerer:
 def claude_settings(settings: Settings, base_url: str, **overrides: Any) -> Settings:
     return settings.model_copy(
         update={
-            "anthropic_api_key": SecretStr("sk-ant-test-not-a-real-key"),
+            "anthropic_api_key": SecretStr(credentials.ANTHROPIC_API_KEY),
             "anthropic_base_url": base_url,
             "answer_timeout_s": 0.5,
             "answer_max_retries": 0,

@@ -51,7 +51,9 @@ HOSTILE = [
 # sometimes repeated far past every Slack limit.
 fragment = st.one_of(st.text(max_size=30), st.sampled_from(HOSTILE))
 untrusted = st.lists(fragment, max_size=8).map("".join)
-untrusted_long = st.one_of(untrusted, st.tuples(untrusted, st.integers(2, 80)).map(lambda t: t[0] * t[1]))
+untrusted_long = st.one_of(
+    untrusted, st.tuples(untrusted, st.integers(2, 80)).map(lambda t: t[0] * t[1])
+)
 urls = st.one_of(
     st.none(),
     untrusted,
@@ -109,7 +111,9 @@ def results(draw: st.DrawFn, status: str) -> AskResult:
         tenant=draw(untrusted_long),
         service=draw(st.none() | untrusted_long),
         fallback_reason=draw(
-            st.none() | st.sampled_from(["filtered_no_evidence", "filtered_low_quality"]) | untrusted
+            st.none()
+            | st.sampled_from(["filtered_no_evidence", "filtered_low_quality"])
+            | untrusted
         ),
         answer_id=draw(st.none() | st.uuids().map(str) | st.text(max_size=2100)),
     )
@@ -136,8 +140,10 @@ def assert_quotes_verbatim_or_visibly_cut(card: Card, result: AskResult) -> None
     for element in objects_of_type(card.blocks, "rich_text_quote"):
         (part,) = element["elements"]
         shown = part["text"]
-        assert shown == "(empty quote)" or shown in quotes or (
-            shown.endswith(ELLIPSIS) and any(q.startswith(shown[:-1]) for q in quotes)
+        assert (
+            shown == "(empty quote)"
+            or shown in quotes
+            or (shown.endswith(ELLIPSIS) and any(q.startswith(shown[:-1]) for q in quotes))
         )
 
 

@@ -15,6 +15,7 @@ from rag.errors import AnswerProviderError
 from rag.evidence import Evidence, Excerpt
 from rag.settings import Settings
 from rag.verify import verify_draft
+from tests import credentials
 from tests.fakes.anthropic_api import (
     Behaviour,
     FakeAnthropic,
@@ -25,7 +26,7 @@ from tests.fakes.anthropic_api import (
     tool_answer,
 )
 
-API_KEY = "sk-ant-api03-NEVER-SHOW-THIS-KEY-0123456789"
+API_KEY = credentials.ANTHROPIC_API_KEY
 MODEL = "claude-test-model"
 
 FAILOVER = (

@@ -10,8 +10,8 @@ import pytest
 
 from rag.answerers import ExtractiveAnswerer
 from rag.answerers.extractive import MAX_QUOTES
-from rag.terms import question_terms
 from rag.evidence import Evidence, Excerpt
+from rag.terms import question_terms
 from rag.verify import normalize_quote, verify_draft
 
 REPO = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 import aiohttp
@@ -31,6 +31,8 @@ from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
 BOT_USER_ID = "UBOT"
+# Shared by every fake in the process: message ts stay unique across a test session, as in Slack.
+_MESSAGE_TS = itertools.count(1)
 BOT_ID = "BBOT"
 
 
@@ -75,7 +77,6 @@ class FakeSlack:
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], dict[str, Any]] = {}
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
-        self._ts = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._port = 0
 
@@ -118,6 +119,7 @@ class FakeSlack:
     async def __aenter__(self) -> FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # slack_sdk GETs a few methods
         app.router.add_post("/response/{key}", self._response_url)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -174,7 +176,7 @@ class FakeSlack:
         return web.json_response(reply, status=failure.status, headers=headers)
 
     def _reply(self, method: str, body: dict[str, Any], token: str | None) -> dict[str, Any]:
-        ts = f"1700000000.{next(self._ts):06d}"
+        ts = f"1700000000.{next(_MESSAGE_TS):06d}"
         if method == "auth.test":
             team = _team_of(token)
             return {
@@ -203,6 +205,14 @@ class FakeSlack:
         return {"ok": True}
 
 
+class Reply(NamedTuple):
+    """The app's HTTP answer to a delivery: status, time to answer (the ack), and body."""
+
+    status: int
+    seconds: float
+    body: str
+
+
 class SlackSender:
     """Delivers requests into the app as Slack does: raw body, timestamp, v0 HMAC signature."""
 
@@ -211,6 +221,22 @@ class SlackSender:
         self.verifier = SignatureVerifier(signing_secret)
         self.event_ids = itertools.count(1)
 
+    def envelope(
+        self, event: dict[str, Any], *, team_id: str = "T_ACME", event_id: str | None = None
+    ) -> str:
+        """The raw Events API body Slack would send for ``event``."""
+        return json.dumps(
+            {
+                "type": "event_callback",
+                "team_id": team_id,
+                "api_app_id": "A_RUNBOOK",
+                "event_id": event_id or f"Ev{next(self.event_ids):08d}{uuid.uuid4().hex[:6]}",
+                "event_time": int(time.time()),
+                "event": {"team": team_id, **event},
+                "authorizations": [{"team_id": team_id, "user_id": BOT_USER_ID, "is_bot": True}],
+            }
+        )
+
     async def event(
         self,
         event: dict[str, Any],
@@ -218,24 +244,15 @@ class SlackSender:
         team_id: str = "T_ACME",
         event_id: str | None = None,
         retry_num: int | None = None,
-    ) -> tuple[int, float]:
-        body = {
-            "type": "event_callback",
-            "team_id": team_id,
-            "api_app_id": "A_RUNBOOK",
-            "event_id": event_id or f"Ev{next(self.event_ids):08d}{uuid.uuid4().hex[:6]}",
-            "event_time": int(time.time()),
-            "event": {"team": team_id, **event},
-            "authorizations": [{"team_id": team_id, "user_id": BOT_USER_ID, "is_bot": True}],
-        }
-        headers = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
-        extra = headers if retry_num else None
-        return await self.post(json.dumps(body), "application/json", headers=extra)
+    ) -> Reply:
+        raw = self.envelope(event, team_id=team_id, event_id=event_id)
+        retry = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
+        return await self.post(raw, "application/json", headers=retry if retry_num else None)
 
-    async def command(self, fields: dict[str, str]) -> tuple[int, float]:
+    async def command(self, fields: dict[str, str]) -> Reply:
         return await self.post(urlencode(fields), "application/x-www-form-urlencoded")
 
-    async def interaction(self, payload: dict[str, Any]) -> tuple[int, float]:
+    async def interaction(self, payload: dict[str, Any]) -> Reply:
         raw = urlencode({"payload": json.dumps(payload)})
         return await self.post(raw, "application/x-www-form-urlencoded")
 
@@ -247,8 +264,7 @@ class SlackSender:
         timestamp: int | None = None,
         signature: str | None = None,
         headers: dict[str, str] | None = None,
-    ) -> tuple[int, float]:
-        """Returns the HTTP status and how long the app took to answer (the ack), in seconds."""
+    ) -> Reply:
         ts = str(timestamp if timestamp is not None else int(time.time()))
         signed = {
             "Content-Type": content_type,
@@ -260,15 +276,16 @@ class SlackSender:
         started = time.perf_counter()
         async with aiohttp.ClientSession() as session:
             async with session.post(self.url, data=raw_body.encode(), headers=signed) as resp:
-                await resp.read()
-                return resp.status, time.perf_counter() - started
+                body = await resp.text()
+                return Reply(resp.status, time.perf_counter() - started, body)
 
 
 async def _parse(request: web.Request) -> dict[str, Any]:
+    """JSON, form and query-string arguments alike (slack_sdk uses all three)."""
     if request.content_type == "application/json":
         parsed = await request.json()
-        return parsed if isinstance(parsed, dict) else {"_": parsed}
-    form: dict[str, Any] = dict(await request.post())
+        return {**request.query, **(parsed if isinstance(parsed, dict) else {"_": parsed})}
+    form: dict[str, Any] = {**request.query, **(await request.post())}
     for key in ("blocks", "attachments"):
         if isinstance(form.get(key), str):
             form[key] = json.loads(form[key])

@@ -1,0 +1,101 @@
+"""Multi-workspace OAuth over HTTP: install into our Postgres, answer with the installed token,
+and forget the workspace when Slack says the app was uninstalled."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import aiohttp
+from pydantic import SecretStr
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.app import build_app
+from bot.metrics import BotMetrics
+from bot.server import EVENTS_PATH, build_web_app, serving
+from bot.tasks import BackgroundTasks
+from rag import FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
+from rag.answerers import ExtractiveAnswerer
+from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
+
+SECRET = "test-signing-secret"
+STATE_COOKIE = "slack-app-oauth-state"
+
+
+async def installed_rows(store: Store, team_id: str) -> tuple[int, int]:
+    async with store.pool.connection() as conn:
+        counts = []
+        for query in (
+            "SELECT count(*) FROM slack_installations WHERE team_id = %s",
+            "SELECT count(*) FROM slack_bots WHERE team_id = %s",
+        ):
+            cur = await conn.execute(query, (team_id,))
+            row = await cur.fetchone()
+            assert row is not None
+            counts.append(int(row[0]))
+    return counts[0], counts[1]
+
+
+def mention(text: str) -> dict[str, Any]:
+    ts = f"{time.time():.6f}"
+    return {"type": "app_mention", "user": "U_ALICE", "channel": "C_OPS", "ts": ts,
+            "text": f"<@{BOT_USER_ID}> {text}"}  # fmt: skip
+
+
+async def test_install_answer_with_the_installed_token_then_uninstall(
+    settings: Settings, store: Store, embedder: FastEmbedder, demo_corpus: IngestReport
+) -> None:
+    oauth_settings = settings.model_copy(
+        update={
+            "slack_signing_secret": SecretStr(SECRET),
+            "slack_client_id": "1111.2222",
+            "slack_client_secret": SecretStr("client-secret"),
+        }
+    )
+    service = RagService(
+        store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=oauth_settings
+    )
+    async with FakeSlack() as slack:
+        tasks, metrics = BackgroundTasks(), BotMetrics()
+        # No token: every request gets the token of its workspace's installation.
+        client = AsyncWebClient(base_url=slack.base_url)
+        app = build_app(
+            settings=oauth_settings,
+            service=service,
+            store=store,
+            client=client,
+            tasks=tasks,
+            metrics=metrics,
+        )
+        web_app = build_web_app(app, store=store, rag_metrics=service.metrics, bot_metrics=metrics)
+        async with (
+            serving(web_app, host="127.0.0.1", port=0) as port,
+            aiohttp.ClientSession() as http,
+        ):
+            base = f"http://127.0.0.1:{port}"
+            async with http.get(base + "/slack/install") as resp:
+                assert resp.status == 200
+                state = resp.cookies[STATE_COOKIE].value
+                assert f"state={state}" in await resp.text()
+            callback = f"{base}/slack/oauth_redirect?code=T_OAUTH&state={state}"
+            cookie = {"Cookie": f"{STATE_COOKIE}={state}"}
+            async with http.get(callback, headers=cookie) as resp:
+                assert resp.status == 200
+            async with http.get(callback, headers=cookie) as resp:
+                assert resp.status >= 400  # a state is consumed once: no replayed installs
+            [access] = slack.calls_to("oauth.v2.access")
+            assert access.body["code"] == "T_OAUTH"
+            assert await installed_rows(store, "T_OAUTH") == (1, 1)
+
+            await add_workspace(store, "T_OAUTH", "acme")
+            sender = SlackSender(base + EVENTS_PATH, SECRET)
+            await sender.event(mention("payments are throwing 502s"), team_id="T_OAUTH")
+            [post] = await slack.wait_for("chat.postMessage")
+            assert post.token == "xoxb-T_OAUTH-installed"
+
+            await sender.event({"type": "app_uninstalled"}, team_id="T_OAUTH")
+            assert await tasks.drain(10) == 0
+            assert await installed_rows(store, "T_OAUTH") == (0, 0)
+            await sender.event(mention("payments are throwing 502s"), team_id="T_OAUTH")
+            assert await tasks.drain(10) == 0
+            assert len(slack.calls_to("chat.postMessage")) == 1  # no token left to answer with
