@@ -84,10 +84,25 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     demo.add_argument("--corpus", type=Path, default=Path("corpus"))
 
     bench = commands.add_parser("bench", help="benchmarks that print JSON")
-    bench.add_argument("name", choices=["ingest"])
+    bench.add_argument("name", choices=["ingest", "scale", "peer", "embed"])
     bench.add_argument("--corpus", type=Path, default=Path("corpus"))
     bench.add_argument("--synthetic-docs", type=int, default=1000)
     bench.add_argument("--output", type=Path, default=Path("bench/results"))
+    bench.add_argument("--chunks", type=int, default=100_000, help="scale, peer: store size")
+    bench.add_argument("--tenants", type=int, default=1000, help="scale, peer: tenant count")
+    bench.add_argument("--queries", type=int, default=50, help="scale, peer: per size bucket")
+    bench.add_argument("--warmup", type=int, default=5, help="scale, peer: untimed per bucket")
+    bench.add_argument("--seed", type=int, default=7, help="scale, peer: synthetic data seed")
+    bench.add_argument(
+        "--rebuild", action="store_true", help="scale, peer: reload even if the store exists"
+    )
+    bench.add_argument(
+        "--variants",
+        default="all",
+        help="scale: labelled alternatives to measure (comma-separated), 'all' or 'none'",
+    )
+    bench.add_argument("--questions", type=int, default=200, help="embed: single questions")
+    bench.add_argument("--batch-texts", type=int, default=256, help="embed: ~250-token texts")
     return parser, commands
 
 
@@ -136,6 +151,41 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from rag.demo import run_demo
 
         return await run_demo(settings, args.corpus)
+    if args.name == "scale":
+        from rag.bench_scale import HYBRID_VARIANTS, VARIANTS, run_scale_benchmark
+
+        every = ",".join([*VARIANTS, *HYBRID_VARIANTS])
+        chosen = {"all": every, "none": ""}.get(args.variants, args.variants)
+        return await run_scale_benchmark(
+            settings,
+            chunks=args.chunks,
+            tenants=args.tenants,
+            queries=args.queries,
+            warmup=args.warmup,
+            seed=args.seed,
+            rebuild=args.rebuild,
+            variants=[name for name in chosen.split(",") if name],
+            output=args.output,
+        )
+    if args.name == "peer":
+        from rag.bench_peer import run_peer_benchmark
+
+        return await run_peer_benchmark(
+            settings,
+            chunks=args.chunks,
+            tenants=args.tenants,
+            queries=args.queries,
+            warmup=args.warmup,
+            seed=args.seed,
+            rebuild=args.rebuild,
+            output=args.output,
+        )
+    if args.name == "embed":
+        from rag.bench_embed import run_embed_benchmark
+
+        return await run_embed_benchmark(
+            settings, questions=args.questions, batch_texts=args.batch_texts, output=args.output
+        )
     from rag.bench_ingest import run_ingest_benchmark
 
     return await run_ingest_benchmark(

@@ -73,6 +73,9 @@ class Store:
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             configure=_configure_connection,
+            # A connection broken by a database restart is replaced at checkout instead of
+            # failing a request, so service resumes by itself once the database is back.
+            check=AsyncConnectionPool.check_connection,
             open=False,
             name="runbook",
         )
