@@ -44,8 +44,8 @@ def main(argv: list[str]) -> int:
     commands = {
         "demo": [[str(BIN / "runbook"), "start"]],
         "lint": [
-            [str(BIN / "ruff"), "check", "rag", "bot", "tests", "dev.py"],
-            [str(BIN / "ruff"), "format", "--check", "rag", "bot", "tests", "dev.py"],
+            [str(BIN / "ruff"), "check", "rag", "bot", "tests", "bench", "dev.py"],
+            [str(BIN / "ruff"), "format", "--check", "rag", "bot", "tests", "bench", "dev.py"],
         ],
         "typecheck": [[str(BIN / "mypy")]],
         "bench-ingest": [[str(BIN / "runbook"), "bench", "ingest"]],

@@ -16,7 +16,10 @@ from typing import Any
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
 _SPECIAL = re.compile(r"<[@#!][^>]*>")
 _FIRING = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?\]\s*([A-Za-z][\w.-]*)")
-_LABEL = re.compile(r"\b(service|app|alertname)\s*[=:]\s*\"?([A-Za-z0-9][\w.-]*)", re.IGNORECASE)
+# service=kafka, service="kafka", service:kafka (Datadog tags), • *service:* `kafka` (templates)
+_LABEL = re.compile(
+    r"\b(service|app|alertname)[*_`]*\s*[=:][\s*_`\"']*([A-Za-z0-9][\w.-]*)", re.IGNORECASE
+)
 _SERVICE_FIELD_TITLES = frozenset({"service", "services", "impacted service", "component"})
 _SKIPPED_BLOCKS = frozenset({"actions", "image", "divider", "input", "file", "video"})
 

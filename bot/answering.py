@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from bot.answers_store import AnswerStore, Placement, StoredAnswer
@@ -24,12 +25,17 @@ class Bot:
     delivery: Delivery
     metrics: BotMetrics
     tasks: BackgroundTasks
+    # Much of the pipeline is CPU work on the event loop (answering, verifying, rendering):
+    # a bounded number at a time keeps acks (and /healthz) well inside Slack's 3 s under a burst
+    # of questions, and keeps asks from queueing on the connection pool until it times out.
+    answer_slots: asyncio.Semaphore
 
     async def ask(
         self, tenant: str, question: str, *, service: str | None, placement: Placement
     ) -> AskResult:
         """Run the pipeline and store the result under its answer id (what buttons carry)."""
-        result = await self.service.ask(tenant, question, service=service)
+        async with self.answer_slots:
+            result = await self.service.ask(tenant, question, service=service)
         await self.answers.save(result, question=question, service=service, placement=placement)
         return result
 

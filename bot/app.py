@@ -7,6 +7,7 @@ token lookup; every listener failure ends in a visible card.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -61,6 +62,7 @@ def build_app(
     tasks: BackgroundTasks,
     metrics: BotMetrics,
 ) -> AsyncApp:
+    _withhold_bodies_from_bolt_logs()
     oauth = settings.slack_client_id is not None and settings.slack_client_secret is not None
     if client is None:
         token = None if oauth else _secret(settings.slack_bot_token)
@@ -92,6 +94,7 @@ def build_app(
         delivery=delivery,
         metrics=metrics,
         tasks=tasks,
+        answer_slots=asyncio.Semaphore(settings.max_concurrent_answers),
     )
     register_mentions(app, bot)
     register_commands(app, bot)
@@ -130,6 +133,7 @@ def _oauth_app(
         installation_store=installations,
         cache_enabled=True,
         token_rotation_expiration_minutes=oauth_settings.token_rotation_expiration_minutes,
+        client=client,  # rotation goes to SLACK_API_URL with the app's retry policy
     )
     app = AsyncApp(
         name="runbook-bot",
@@ -144,6 +148,23 @@ def _oauth_app(
     )
     app.enable_token_revocation_listeners()
     return app
+
+
+class _WithholdBody(logging.Filter):
+    """Bolt logs a rejected request's whole body at INFO: someone's question, in the logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = "Invalid request signature detected (body withheld)", ()
+        return True
+
+
+_WITHHOLD_BODY = _WithholdBody()
+
+
+def _withhold_bodies_from_bolt_logs() -> None:
+    bolt_verification = logging.getLogger("slack_bolt.RequestVerification")
+    if _WITHHOLD_BODY not in bolt_verification.filters:
+        bolt_verification.addFilter(_WITHHOLD_BODY)
 
 
 async def _log_lifecycle_event(event: dict[str, object]) -> None:

@@ -87,7 +87,7 @@ def _answer_sections(answer: str) -> list[Block]:
         SectionBlock(text=mrkdwn(chunk)) for chunk in split_chunks(shortened, SECTION_MAX)
     ]
     if shortened != text:
-        note = "Answer shortened to fit in Slack; the quoted sources below are complete."
+        note = "Answer shortened to fit in Slack; open the sources below for the full runbooks."
         blocks.append(ContextBlock(elements=[mrkdwn(note)]))
     return blocks
 

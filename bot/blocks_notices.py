@@ -51,7 +51,8 @@ def render_not_connected(*, team_id: str | None, enterprise_id: str | None) -> C
         ),
         SectionBlock(text=mrkdwn(how)),
     ]
-    return build_card(f"{which} is not connected to runbook-bot.", blocks)
+    named = f"This Slack workspace ({team})" if team else "This Slack workspace"
+    return build_card(f"{named} is not connected to runbook-bot.", blocks)
 
 
 def render_usage() -> Card:

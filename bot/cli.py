@@ -20,13 +20,10 @@ from bot.metrics import BotMetrics
 from bot.modes import SlackMode, slack_mode
 from bot.server import build_web_app, run_http, run_socket_mode
 from bot.tasks import BackgroundTasks
-from rag import Settings, build_parser, open_runtime, run_cli
+from rag import Settings, build_parser, open_runtime, run_cli, run_demo
 
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
 EXIT_USAGE = 2
-# ``start`` without Slack settings hands over to the core's ``demo`` command once its own
-# event loop has finished (handlers cannot nest another ``run_cli``).
-_RUN_DEMO = -1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,11 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"serve": _serve_command, "start": _start_command}
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
-    code = run_cli(parser, argv, handlers)
-    if code == _RUN_DEMO:
-        verbose = ["--verbose"] if args.verbose else []
-        return run_cli(parser, [*verbose, "demo", "--corpus", str(args.corpus)])
-    return code
+    return run_cli(parser, argv, handlers)
 
 
 def _add_commands(commands: Any) -> None:
@@ -70,7 +63,7 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
     if mode.kind is not None:
         return await _serve(_listen_on(args, settings), mode)
     print(f"runbook start: {mode.explain()}; running the local demo instead", file=sys.stderr)
-    return _RUN_DEMO
+    return await run_demo(settings, args.corpus)
 
 
 async def _serve(settings: Settings, mode: SlackMode) -> int:

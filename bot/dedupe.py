@@ -26,11 +26,11 @@ _PRUNE_EVERY = 1000
 
 _CLAIM = """
 INSERT INTO events_seen (event_id) VALUES (%(event_id)s)
-ON CONFLICT (event_id) DO UPDATE SET seen_at = now()
-    WHERE events_seen.seen_at < now() - make_interval(secs => %(ttl)s)
+ON CONFLICT (event_id) DO NOTHING
 RETURNING event_id
 """
-_PRUNE = "DELETE FROM events_seen WHERE seen_at < now() - make_interval(secs => %(ttl)s)"
+# Rows are kept a day, well past the TTL; event ids are never reused, so that is only hygiene.
+_PRUNE = "DELETE FROM events_seen WHERE seen_at < now() - interval '1 day'"
 
 
 class EventDeduper:
@@ -41,7 +41,6 @@ class EventDeduper:
 
     def __init__(self, store: Store, *, ttl_seconds: int = _TTL_SECONDS) -> None:
         self._store = store
-        self._ttl = ttl_seconds
         self._seen: TTLCache[str, bool] = TTLCache(maxsize=100_000, ttl=ttl_seconds)
         self._claims = 0
 
@@ -52,11 +51,11 @@ class EventDeduper:
         self._seen[event_id] = True
         try:
             async with self._store.pool.connection() as conn:
-                cur = await conn.execute(_CLAIM, {"event_id": event_id, "ttl": self._ttl})
+                cur = await conn.execute(_CLAIM, {"event_id": event_id})
                 claimed = await cur.fetchone() is not None
                 self._claims += 1
                 if self._claims % _PRUNE_EVERY == 0:
-                    await conn.execute(_PRUNE, {"ttl": 24 * self._ttl})
+                    await conn.execute(_PRUNE)
         except (psycopg.Error, TimeoutError) as exc:
             # Answering twice is better than never: the local cache still stops local copies.
             logger.warning("event dedupe store unavailable (%s); processing %s", exc, event_id)

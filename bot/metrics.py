@@ -16,6 +16,11 @@ class BotMetrics:
             ["kind"],
             registry=self.registry,
         )
+        self.signature_rejections = Counter(
+            "runbook_slack_signature_rejections",
+            "Requests refused with 401: bad or stale (over 5 minutes) Slack signature.",
+            registry=self.registry,
+        )
         self.duplicates_dropped = Counter(
             "runbook_slack_duplicates_dropped",
             "Events API deliveries dropped because their event_id was already seen.",

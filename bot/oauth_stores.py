@@ -85,7 +85,7 @@ class PostgresInstallationStore(AsyncInstallationStore):
         async with self._store.pool.connection() as conn:
             cur = await conn.execute(_FIND_BOT, key)
             row = await cur.fetchone()
-        return Bot(**row[0]) if row else None  # type: ignore[index]
+        return Bot(**row[0]) if row else None
 
     async def async_find_installation(
         self,
@@ -101,7 +101,7 @@ class PostgresInstallationStore(AsyncInstallationStore):
             row = await cur.fetchone()
         if row is None:
             return None
-        installation = Installation(**row[0])  # type: ignore[index]
+        installation = Installation(**row[0])
         # A user's own install may predate the latest bot token (bolt-python#664).
         bot = await self.async_find_bot(
             enterprise_id=enterprise_id,

@@ -47,14 +47,17 @@ def build_web_app(
     web_app.router.add_get("/healthz", healthz)
     web_app.router.add_get("/metrics", metrics)
     if app is not None:
-        _add_slack_routes(web_app, app)
+        _add_slack_routes(web_app, app, bot_metrics)
     return web_app
 
 
-def _add_slack_routes(web_app: web.Application, app: AsyncApp) -> None:
+def _add_slack_routes(web_app: web.Application, app: AsyncApp, metrics: BotMetrics) -> None:
     async def events(request: web.Request) -> web.Response:
         # The raw body goes to Bolt untouched: its signature check hashes exactly these bytes.
-        return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
+        response = await app.async_dispatch(await to_bolt_request(request))
+        if response.status == 401:
+            metrics.signature_rejections.inc()
+        return await to_aiohttp_response(response)
 
     web_app.router.add_post(EVENTS_PATH, events)
     flow = app.oauth_flow

@@ -10,6 +10,7 @@ from rag.answers import (
     ask_result_json,
 )
 from rag.cli import build_parser, run_cli
+from rag.demo import run_demo
 from rag.embedding import Embedder, FastEmbedder
 from rag.errors import (
     AnswerProviderError,
@@ -84,4 +85,5 @@ __all__ = [
     "open_runtime",
     "open_store",
     "remove_workspace",
+    "run_demo",
 ]

@@ -18,12 +18,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from pydantic import SecretStr
 
 from rag.bench_results import machine_facts, write_result
 from rag.bench_scale import (
+    EXACT,
+    HNSW,
     K,
     Samples,
     bucket_queries,
@@ -31,7 +34,9 @@ from rag.bench_scale import (
     exact_truth,
     recall_at_k,
     run_hybrid,
+    run_vector,
     server_facts,
+    without_vectors,
 )
 from rag.bench_synthetic import (
     Query,
@@ -153,6 +158,18 @@ async def _peer_truth(store: Store, query: Query) -> list[str]:
         return [row[0] for row in await cur.fetchall()]
 
 
+async def _peer_explain(store: Store, query: Query) -> list[str]:
+    """The plan of the peer's query shape (its SELECT without the returned columns)."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT langchain_id FROM runbook_chunks "
+            "WHERE tenant = %(tenant)s ORDER BY embedding <=> %(embedding)s::vector LIMIT %(k)s",
+            {"tenant": query.tenant, "embedding": query.vector, "k": K},
+        )
+        rows = await cur.fetchall()
+    return [without_vectors(str(row[0])) for row in rows]
+
+
 async def _peer_search(peer: Any, query: Query) -> tuple[float, list[str]]:
     started = time.perf_counter()
     documents = await peer.asimilarity_search_by_vector(
@@ -180,21 +197,30 @@ async def measure_peer(
                 ours, query, exact=query.tenant_chunks <= exact_max, candidates=candidates
             )
         theirs, mine = Samples(), Samples()
+        slowest: tuple[float, Query] | None = None
         queries = bucket_queries(corpus, ranks, queries_per_bucket, stream=1)
         for number, query in enumerate(queries):
             expected = min(K, query.tenant_chunks)
             exact = query.tenant_chunks <= exact_max
             their_truth = await _peer_truth(peer_store, query)
             our_truth = await exact_truth(ours, query, dim=corpus.spec.dim)
-            for turn in (0, 1) if number % 2 == 0 else (1, 0):
+            mode = EXACT if exact else HNSW
+            for turn in np.random.default_rng([number, 3]).permutation(3):
                 if turn == 0:
                     ms, ids = await _peer_search(peer, query)
                     theirs.vector_ms.append(ms)
                     theirs.recall.append(recall_at_k(ids, their_truth))
                     theirs.short_vector += len(ids) < expected
-                else:
+                    if slowest is None or ms > slowest[0]:
+                        slowest = (ms, query)
+                elif turn == 1:
                     hit = await run_hybrid(ours, query, exact=exact, candidates=candidates)
-                    mine.add_hybrid(hit, our_truth, expected)
+                    mine.add_hybrid(hit, our_truth, expected, query)
+                else:
+                    hit = await run_vector(
+                        ours, query, mode, candidates=candidates, dim=corpus.spec.dim
+                    )
+                    mine.add_vector(hit, our_truth, expected)
         peer_summary, our_summary = theirs.summary(), mine.summary()
         buckets[bucket] = {
             "tenant_chunks": {
@@ -203,16 +229,22 @@ async def measure_peer(
             },
             "queries": len(queries),
             "peer_vector_search": peer_summary,
-            "ours_hybrid_service_rule": our_summary,
-            "peer_over_ours": {
+            "ours_service_rule": our_summary,
+            "peer_over_ours_vector": {
+                p: round(peer_summary["vector_ms"][p] / our_summary["vector_ms"][p], 2)
+                for p in ("p50", "p95")
+            },
+            "peer_over_ours_hybrid": {
                 p: round(peer_summary["vector_ms"][p] / our_summary["hybrid_ms"][p], 2)
                 for p in ("p50", "p95")
             },
-            "recall_peer_vs_ours": [
-                peer_summary["recall_at_10"],
-                our_summary["hybrid_recall_at_10"],
-            ],
         }
+        if slowest is not None:
+            buckets[bucket]["peer_explain_slowest"] = {
+                "tenant": slowest[1].tenant,
+                "measured_ms": round(slowest[0], 2),
+                "plan": await _peer_explain(peer_store, slowest[1]),
+            }
     return buckets
 
 
@@ -293,9 +325,9 @@ async def run_peer_benchmark(
                     "(hnsw.ef_search 40, no iterative scan), asimilarity_search_by_vector(k=10)",
                     "load": {**load, "reused_existing_database": peer_marker is not None},
                 },
-                "ours": "retrieve.search() hybrid (vector + full text, RRF) on the path the "
-                f"service's rule picks (exact when the tenant has <= "
-                f"{settings.exact_search_max_chunks} chunks)",
+                "ours": "the vector query alone and retrieve.search() (vector + full text, "
+                "RRF), each on the path the service's rule picks (exact when the tenant has "
+                f"<= {settings.exact_search_max_chunks} chunks); peer and ours interleaved",
                 "spec": spec.as_json(),
                 "buckets": buckets,
             }
@@ -307,11 +339,20 @@ async def run_peer_benchmark(
 
 
 def peer_targets(buckets: dict[str, Any]) -> dict[str, Any]:
-    """≥ 3× faster than the peer (p50 and p95) at equal or better recall, per bucket."""
-    judged = {}
-    for name, bucket in buckets.items():
-        ours = bucket["ours_hybrid_service_rule"]
-        theirs = bucket["peer_vector_search"]
-        faster = min(bucket["peer_over_ours"].values()) >= 3.0
-        judged[name] = faster and ours["hybrid_recall_at_10"] >= theirs["recall_at_10"]
-    return {"ge_3x_faster_at_equal_or_better_recall": {**judged, "all": all(judged.values())}}
+    """≥ 3× faster than the peer (p50 and p95) at equal or better recall, per bucket: our vector
+    search against theirs (like for like), and our whole hybrid retrieval against it."""
+    found: dict[str, Any] = {}
+    for what, ratio, recall in (
+        ("vector", "peer_over_ours_vector", "recall_at_10"),
+        ("hybrid", "peer_over_ours_hybrid", "hybrid_recall_at_10"),
+    ):
+        judged = {
+            name: min(bucket[ratio].values()) >= 3.0
+            and bucket["ours_service_rule"][recall] >= bucket["peer_vector_search"]["recall_at_10"]
+            for name, bucket in buckets.items()
+        }
+        found[f"ours_{what}_ge_3x_faster_at_equal_or_better_recall"] = {
+            **judged,
+            "all": all(judged.values()),
+        }
+    return found

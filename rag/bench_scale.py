@@ -34,7 +34,7 @@ from rag.bench_synthetic import (
     size_label,
 )
 from rag.errors import ConfigurationError
-from rag.retrieve import _HYBRID, ScopeHints, search
+from rag.retrieve import _HYBRID, RRF_K, ScopeHints, search
 from rag.runtime import open_store
 from rag.service import _CANDIDATES_PER_RETRIEVER
 from rag.settings import Settings
@@ -115,15 +115,43 @@ _KEYWORD_WITHOUT_COMMON = """    SELECT coalesce(
             FILTER (WHERE t.lexeme <> ALL(%(common)s::text[])),
         tsquery_or_agg(plainto_tsquery('simple', t.lexeme))) AS q
     FROM unnest(to_tsvector('english', %(question)s)) AS t"""
+# Build the OR query first, in its own statement, and pass it in as a value: the planner then
+# sees the actual lexemes and their frequencies instead of guessing at an opaque CTE.
+_KEYWORD_PARAMETER = """    SELECT %(tsquery)s::tsquery AS q"""
+_TSQUERY_ALL = (
+    "SELECT tsquery_or_agg(plainto_tsquery('simple', t.lexeme))::text "
+    "FROM unnest(to_tsvector('english', %(question)s)) AS t"
+)
+_TSQUERY_WITHOUT_COMMON = (
+    "SELECT coalesce(tsquery_or_agg(plainto_tsquery('simple', t.lexeme)) "
+    "FILTER (WHERE t.lexeme <> ALL(%(common)s::text[])), "
+    "tsquery_or_agg(plainto_tsquery('simple', t.lexeme)))::text "
+    "FROM unnest(to_tsvector('english', %(question)s)) AS t"
+)
+
+
+@dataclass(frozen=True)
+class KeywordVariant:
+    """Text edits of retrieve._HYBRID, and optionally a statement that builds %(tsquery)s."""
+
+    edits: tuple[tuple[str, str], ...]
+    prepare: str | None = None
+    common_share: float = 0.10  # what "common" means for %(common)s: in more of the chunks
+
+
 HYBRID_VARIANTS = {
-    "keyword_ts_rank": (("ts_rank_cd(", "ts_rank("),),
-    "keyword_without_common_terms": ((_KEYWORD_OR, _KEYWORD_WITHOUT_COMMON),),
-    "keyword_without_common_terms_ts_rank": (
-        (_KEYWORD_OR, _KEYWORD_WITHOUT_COMMON),
-        ("ts_rank_cd(", "ts_rank("),
+    "keyword_ts_rank": KeywordVariant((("ts_rank_cd(", "ts_rank("),)),
+    "keyword_without_common_terms": KeywordVariant(((_KEYWORD_OR, _KEYWORD_WITHOUT_COMMON),)),
+    "keyword_without_terms_in_25pct": KeywordVariant(
+        ((_KEYWORD_OR, _KEYWORD_WITHOUT_COMMON),), common_share=0.25
+    ),
+    "keyword_tsquery_parameter": KeywordVariant(
+        ((_KEYWORD_OR, _KEYWORD_PARAMETER),), prepare=_TSQUERY_ALL
+    ),
+    "keyword_tsquery_parameter_without_common_terms": KeywordVariant(
+        ((_KEYWORD_OR, _KEYWORD_PARAMETER),), prepare=_TSQUERY_WITHOUT_COMMON
     ),
 }
-COMMON_TERM_SHARE = 0.10
 _COMMON_LEXEMES = """
 SELECT elem FROM (
     SELECT unnest(most_common_elems::text::text[]) AS elem,
@@ -137,7 +165,7 @@ WHERE freq > %(share)s
 def hybrid_variant_sql(name: str) -> str | None:
     """retrieve._HYBRID with the variant's edits, or None when the shipped SQL no longer matches."""
     text = _HYBRID
-    for old, new in HYBRID_VARIANTS[name]:
+    for old, new in HYBRID_VARIANTS[name].edits:
         if old not in text:
             return None
         text = text.replace(old, new)
@@ -152,6 +180,8 @@ class Hit:
     vector_ids: list[int]
     keyword_ids: list[int] = field(default_factory=list)
     rows: int = 0  # rows the hybrid query returned (vector and keyword hits fused)
+    keyword_documents: list[str] = field(default_factory=list)  # top 10 by keyword rank
+    fused_documents: list[str] = field(default_factory=list)  # top 10 after RRF
 
 
 @dataclass
@@ -163,6 +193,8 @@ class Samples:
     recall: list[float] = field(default_factory=list)
     hybrid_recall: list[float] = field(default_factory=list)
     keyword_overlap: list[float] = field(default_factory=list)
+    keyword_precision: list[float] = field(default_factory=list)
+    fused_precision: list[float] = field(default_factory=list)
     short_vector: int = 0
     short_hybrid_vector: int = 0
     short_results: int = 0
@@ -172,11 +204,17 @@ class Samples:
         self.recall.append(recall_at_k(hit.vector_ids, truth))
         self.short_vector += len(hit.vector_ids[:K]) < expected
 
-    def add_hybrid(self, hit: Hit, truth: Sequence[int], expected: int) -> None:
+    def add_hybrid(self, hit: Hit, truth: Sequence[int], expected: int, query: Query) -> None:
         self.hybrid_ms.append(hit.ms)
         self.hybrid_recall.append(recall_at_k(hit.vector_ids, truth))
         self.short_hybrid_vector += len(hit.vector_ids) < expected
         self.short_results += hit.rows < expected
+        for documents, into in (
+            (hit.keyword_documents, self.keyword_precision),
+            (hit.fused_documents, self.fused_precision),
+        ):
+            if documents:
+                into.append(sum(map(query.on_topic, documents)) / len(documents))
 
     def summary(self) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -189,6 +227,10 @@ class Samples:
             found["hybrid_recall_at_10"] = _mean(self.hybrid_recall)
             found["short_hybrid_vector"] = self.short_hybrid_vector
             found["short_results"] = self.short_results
+        if self.keyword_precision:
+            found["keyword_on_topic_at_10"] = _mean(self.keyword_precision)
+        if self.fused_precision:
+            found["fused_on_topic_at_10"] = _mean(self.fused_precision)
         if self.keyword_overlap:
             found["keyword_top10_overlap_with_shipped"] = _mean(self.keyword_overlap)
         return found
@@ -263,17 +305,28 @@ async def run_hybrid(store: Store, query: Query, *, exact: bool, candidates: int
     )
     elapsed = (time.perf_counter() - started) * 1000
     vector = sorted((e.vector_rank, e.chunk_id) for e in found.evidence if e.vector_rank)
-    keyword = sorted((e.keyword_rank, e.chunk_id) for e in found.evidence if e.keyword_rank)
+    keyword = sorted(
+        (e.keyword_rank, e.chunk_id, e.document_id) for e in found.evidence if e.keyword_rank
+    )
     return Hit(
         elapsed,
         [chunk_id for _, chunk_id in vector[:K]],
-        [chunk_id for _, chunk_id in keyword[:K]],
+        [chunk_id for _, chunk_id, _ in keyword[:K]],
         len(found.evidence),
+        [document for *_, document in keyword[:K]],
+        [e.document_id for e in found.evidence[:K]],
     )
 
 
 async def run_hybrid_sql(
-    store: Store, query: Query, text: str, *, exact: bool, candidates: int, common: list[str]
+    store: Store,
+    query: Query,
+    text: str,
+    *,
+    prepare: str | None,
+    exact: bool,
+    candidates: int,
+    common: list[str],
 ) -> Hit:
     """A variant of retrieve._HYBRID, run the way search() runs the shipped one."""
     statement = sql.SQL(text).format(dim=sql.Literal(int(query.vector.shape[0])))
@@ -289,16 +342,34 @@ async def run_hybrid_sql(
     async with store.pool.connection() as conn, conn.transaction():
         for name, value in (EXACT if exact else HNSW).settings:
             await conn.execute("SELECT set_config(%s, %s, true)", (name, value))
+        if prepare is not None:
+            cur = await conn.execute(prepare, params)
+            built = await cur.fetchone()
+            params["tsquery"] = built[0] if built else None
         cur = await conn.execute(statement, params)
         rows = await cur.fetchall()
     elapsed = (time.perf_counter() - started) * 1000
-    # Columns as in retrieve._HYBRID: chunk_id first, vector_rank and keyword_rank last.
+    # Columns as in retrieve._HYBRID: chunk_id, document_id first; the two ranks last.
     vector = sorted((row[-2], row[0]) for row in rows if row[-2] is not None)
-    keyword = sorted((row[-1], row[0]) for row in rows if row[-1] is not None)
-    return Hit(elapsed, [c for _, c in vector[:K]], [c for _, c in keyword[:K]], len(rows))
+    keyword = sorted((row[-1], row[0], row[1]) for row in rows if row[-1] is not None)
+    fused = sorted(
+        rows,
+        key=lambda row: (
+            -sum(1.0 / (RRF_K + rank) for rank in (row[-2], row[-1]) if rank is not None),
+            row[0],
+        ),
+    )
+    return Hit(
+        elapsed,
+        [c for _, c in vector[:K]],
+        [c for _, c, _ in keyword[:K]],
+        len(rows),
+        [document for *_, document in keyword[:K]],
+        [str(row[1]) for row in fused[:K]],
+    )
 
 
-async def common_lexemes(store: Store, share: float = COMMON_TERM_SHARE) -> list[str]:
+async def common_lexemes(store: Store, share: float) -> list[str]:
     async with store.pool.connection() as conn:
         cur = await conn.execute(_COMMON_LEXEMES, {"share": share})
         return [str(row[0]) for row in await cur.fetchall()]
@@ -338,8 +409,12 @@ async def explain_hybrid(store: Store, query: Query, *, exact: bool, candidates:
             await conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         cur = await conn.execute(statement, params)
         rows = await cur.fetchall()
-    # The query vector's 384 numbers would drown the plan; keep its place, not its value.
-    return [_VECTOR_LITERAL.sub("'[query vector]'", str(row[0])) for row in rows]
+    return [without_vectors(str(row[0])) for row in rows]
+
+
+def without_vectors(plan_line: str) -> str:
+    """A plan line with each vector literal's numbers replaced: they would drown the plan."""
+    return _VECTOR_LITERAL.sub("'[query vector]'", plan_line)
 
 
 async def measure_scale(
@@ -360,11 +435,14 @@ async def measure_scale(
     dim = corpus.spec.dim
     modes = [EXACT, HNSW, *(VARIANTS[name] for name in variants if name in VARIANTS)]
     texts = {
-        name: text
+        name: (text, HYBRID_VARIANTS[name])
         for name in variants
         if name in HYBRID_VARIANTS and (text := hybrid_variant_sql(name)) is not None
     }
-    common = await common_lexemes(store)
+    common = {
+        share: await common_lexemes(store, share)
+        for share in sorted({0.10, *(variant.common_share for _, variant in texts.values())})
+    }
     buckets: dict[str, Any] = {}
     slowest: dict[str, tuple[float, Query]] = {}
     by_size: list[tuple[int, float, float]] = []  # tenant chunks, exact and HNSW vector ms
@@ -380,15 +458,16 @@ async def measure_scale(
             found[f"hybrid:{path}"] = partial(
                 run_hybrid, store, query, exact=exact, candidates=candidates
             )
-        for name, text in texts.items():
+        for name, (text, variant) in texts.items():
             found[f"keyword:{name}"] = partial(
                 run_hybrid_sql,
                 store,
                 query,
                 text,
+                prepare=variant.prepare,
                 exact=rule_exact,
                 candidates=candidates,
-                common=common,
+                common=common[variant.common_share],
             )
         return found
 
@@ -412,18 +491,18 @@ async def measure_scale(
                 samples[mode.name].add_vector(hits[f"vector:{mode.name}"], truth, expected)
             for path in ("exact", "hnsw"):
                 hit = hits[f"hybrid:{path}"]
-                samples[path].add_hybrid(hit, truth, expected)
+                samples[path].add_hybrid(hit, truth, expected, query)
                 if hit.ms > slowest.get(path, (0.0, query))[0]:
                     slowest[path] = (hit.ms, query)
             by_size.append((query.tenant_chunks, hits["vector:exact"].ms, hits["vector:hnsw"].ms))
             path = "exact" if query.tenant_chunks <= exact_max else "hnsw"
             picked[path] += 1
             rule.add_vector(hits[f"vector:{path}"], truth, expected)
-            rule.add_hybrid(hits[f"hybrid:{path}"], truth, expected)
+            rule.add_hybrid(hits[f"hybrid:{path}"], truth, expected, query)
             shipped = hits[f"hybrid:{path}"].keyword_ids
             for name in texts:
                 hit = hits[f"keyword:{name}"]
-                samples[name].add_hybrid(hit, truth, expected)
+                samples[name].add_hybrid(hit, truth, expected, query)
                 samples[name].keyword_overlap.append(
                     len(set(hit.keyword_ids) & set(shipped)) / len(shipped) if shipped else 1.0
                 )
@@ -456,7 +535,9 @@ async def measure_scale(
         "buckets": buckets,
         "targets": scale_targets(buckets),
         "threshold": exact_threshold(by_size, buckets, exact_max),
-        "common_lexemes": {"share_above": COMMON_TERM_SHARE, "lexemes": common},
+        "common_lexemes": {
+            f"in_over_{share:.0%}_of_chunks": found for share, found in common.items()
+        },
         "explain_slowest_hybrid": explain,
         "sizes": await relation_sizes(store, dim),
     }

@@ -132,6 +132,10 @@ class Query:
     tenant_chunks: int
     question: str
     vector: Matrix
+    topic: str  # document ids about the question's topic start with this
+
+    def on_topic(self, document_id: str) -> bool:
+        return document_id.startswith(self.topic)
 
 
 def topic(index: int) -> Topic:
@@ -283,7 +287,8 @@ class SyntheticCorpus:
             question = template.format(
                 service=about.service, symptom=about.symptom, component=about.component
             )
-            found.append(Query(spec.tenant_id(rank), plan.size, question, vector))
+            prefix = f"{about.service}/{about.symptom.replace(' ', '-')}-"
+            found.append(Query(spec.tenant_id(rank), plan.size, question, vector, prefix))
         return found
 
 

@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=10, ge=1)
+    pool_timeout_s: float = Field(default=5.0, gt=0)
 
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_model_path: Path | None = None
@@ -79,6 +80,9 @@ class Settings(BaseSettings):
         default="https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
     )
+    # Measured with bench/slack_mentions.py (10 questions in flight): 4 keeps ack p99 low with
+    # the extractive answerer, whose work is CPU; an I/O-bound answerer (Claude) can take more.
+    max_concurrent_answers: int = Field(default=4, ge=1)
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 

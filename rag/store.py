@@ -72,6 +72,9 @@ class Store:
             url,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
+            # How long a request waits for a connection before it becomes a visible error card;
+            # the library's 30 s default would leave a responder staring at "searching…".
+            timeout=settings.pool_timeout_s,
             configure=_configure_connection,
             # A connection broken by a database restart is replaced at checkout instead of
             # failing a request, so service resumes by itself once the database is back.

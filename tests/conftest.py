@@ -51,7 +51,13 @@ def log_guard() -> Iterator[LogGuard]:
     previous = root.level
     root.addHandler(guard)
     root.setLevel(logging.DEBUG)
+    # markdown-it traces every block rule of every line it parses at DEBUG: runbook text only,
+    # never a credential, and so much of it that it multiplies the suite's run time.
+    parser_log = logging.getLogger("markdown_it")
+    parser_level = parser_log.level
+    parser_log.setLevel(logging.INFO)
     yield guard
+    parser_log.setLevel(parser_level)
     root.removeHandler(guard)
     root.setLevel(previous)
 

@@ -21,8 +21,9 @@ from bot.dedupe import EventDeduper
 from bot.metrics import BotMetrics
 from bot.server import EVENTS_PATH, build_web_app, serving
 from bot.tasks import BackgroundTasks
-from rag import FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
+from rag import FastEmbedder, IngestReport, RagMetrics, RagService, Settings, Store, add_workspace
 from rag.answerers import build_answerer
+from tests import credentials
 from tests.fakes.slack_api import (
     BOT_USER_ID,
     FakeSlack,
@@ -35,7 +36,7 @@ from tests.fakes.slack_api import (
 )
 from tests.test_slack_alerts import ALERTMANAGER
 
-SECRET = "test-signing-secret"
+SECRET = credentials.SLACK_SIGNING_SECRET
 CHANNEL = "C_INCIDENT"
 PAYMENTS_502 = "payments are throwing 502s, what do I check first?"
 # Kafka runbooks exist only for acme (corpus/README.md: topics only one tenant has).
@@ -66,7 +67,7 @@ async def bot(
     )
     async with FakeSlack() as slack:
         tasks, metrics = BackgroundTasks(), BotMetrics()
-        client = AsyncWebClient(token="xoxb-T_ACME", base_url=slack.base_url)
+        client = AsyncWebClient(token=credentials.SLACK_BOT_TOKEN, base_url=slack.base_url)
         app = build_app(
             settings=slack_settings,
             service=service,
@@ -295,3 +296,19 @@ async def count_rows(store: Store, table: str) -> int:
         row = await cur.fetchone()
     assert row is not None
     return int(row[0])
+
+
+async def test_healthz_is_503_while_the_database_is_unreachable(settings: Settings) -> None:
+    closed = await Store.open(settings)
+    await closed.close()
+    # Socket Mode's web app: health and metrics only, no Slack endpoint.
+    web_app = build_web_app(None, store=closed, rag_metrics=RagMetrics(), bot_metrics=BotMetrics())
+    async with (
+        serving(web_app, host="127.0.0.1", port=0) as port,
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.get(f"http://127.0.0.1:{port}/healthz") as resp:
+            assert resp.status == 503
+            assert (await resp.json())["status"] == "unavailable"
+        async with http.post(f"http://127.0.0.1:{port}{EVENTS_PATH}", data="{}") as resp:
+            assert resp.status in (404, 405)

@@ -20,11 +20,12 @@ from bot.server import EVENTS_PATH, build_web_app, serving
 from bot.tasks import BackgroundTasks
 from rag import Answerer, FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
 from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
+from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, error, tool_answer
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender, api_error
 from tests.test_slack_alerts import ALERTMANAGER, PAGERDUTY
 
-SECRET = "test-signing-secret"
+SECRET = credentials.SLACK_SIGNING_SECRET
 CHANNEL = "C_INCIDENT"
 PAYMENTS_502 = "payments are throwing 502s, what do I check first?"
 NOT_IN_SOURCES = tool_answer("not_in_sources", "The excerpts do not say.")
@@ -118,7 +119,7 @@ async def running_bot(
     service = RagService(store=store, embedder=embedder, answerer=answerer, settings=slack_settings)
     async with FakeSlack() as slack:
         tasks, metrics = BackgroundTasks(), BotMetrics()
-        client = AsyncWebClient(token="xoxb-T_ACME", base_url=slack.base_url)
+        client = AsyncWebClient(token=credentials.SLACK_BOT_TOKEN, base_url=slack.base_url)
         app = build_app(
             settings=slack_settings,
             service=service,
@@ -190,8 +191,9 @@ async def test_runbook_acks_before_a_slow_answer_and_answers_via_the_response_ur
                 ack_seconds = await bot.command(PAYMENTS_502)
                 assert ack_seconds < 3.0
                 assert bot.slack.calls_to("response_url") == []  # still being written
-
-                [reply] = await bot.settle("response_url")
+                # What a graceful shutdown does: wait for the answer in flight.
+                assert await bot.tasks.drain(15) == 0
+                [reply] = bot.slack.calls_to("response_url")
     assert reply.at - started >= 5.0 and fake.calls == 1
     assert reply.key == "cmd"
     assert reply.body["response_type"] == "ephemeral" and reply.body["replace_original"] is True

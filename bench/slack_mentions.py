@@ -1,0 +1,141 @@
+"""Ack and mention→answer latency of the real Slack app over HTTP, against the fake Slack.
+
+    .venv/bin/python -m bench.slack_mentions [--mentions 200] [--concurrency 10]
+
+Sends signed ``app_mention`` events for acme's golden questions to the app on 127.0.0.1, with at
+most ``--concurrency`` conversations in flight (each until its answer is posted), and prints one
+JSON object: ack latency (HTTP response to Slack) p50/p99 and mention→answer-posted latency
+(request sent → ``chat.postMessage`` received by the fake) p50/p95. Sender, app and fake Slack
+share one process and event loop, so these are upper bounds. The corpus is ingested into an
+embedded Postgres under ``--data-dir`` (incremental: later runs skip it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import time
+from pathlib import Path
+
+from pydantic import SecretStr
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.app import build_app
+from bot.metrics import BotMetrics
+from bot.server import EVENTS_PATH, build_web_app, serving
+from bot.tasks import BackgroundTasks
+from rag import Settings, add_workspace, ingest_limits, ingest_path, open_runtime
+from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
+
+SECRET = "bench-signing-secret"
+WARMUP = 5
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile, in milliseconds rounded to 0.1."""
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] * 1000, 1)
+
+
+def golden_questions(path: Path) -> list[str]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [q["question"] for q in lines if q["tenant"] == "acme" and q["expect"] != "abstain"]
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    settings = Settings(_env_file=None, data_dir=args.data_dir)  # type: ignore[call-arg]
+    settings = settings.model_copy(update={"slack_signing_secret": SecretStr(SECRET)})
+    questions = golden_questions(args.golden)
+    async with open_runtime(settings) as runtime:
+        await ingest_path(
+            runtime.store,
+            runtime.embedder,
+            args.corpus,
+            tenant=None,
+            prune=False,
+            limits=ingest_limits(settings),
+        )
+        await add_workspace(runtime.store, "T_BENCH", "acme")
+        service = runtime.service
+        async with FakeSlack() as slack:
+            tasks, metrics = BackgroundTasks(), BotMetrics()
+            client = AsyncWebClient(token="xoxb-T_BENCH", base_url=slack.base_url)
+            app = build_app(
+                settings=settings,
+                service=service,
+                store=runtime.store,
+                client=client,
+                tasks=tasks,
+                metrics=metrics,
+            )
+            web_app = build_web_app(
+                app, store=runtime.store, rag_metrics=service.metrics, bot_metrics=metrics
+            )
+            async with serving(web_app, host="127.0.0.1", port=0) as port:
+                sender = SlackSender(f"http://127.0.0.1:{port}{EVENTS_PATH}", SECRET)
+                report = await measure(sender, slack, tasks, questions, args)
+    return {**report, "answerer": service.answerer.name}
+
+
+async def measure(
+    sender: SlackSender,
+    slack: FakeSlack,
+    tasks: BackgroundTasks,
+    questions: list[str],
+    args: argparse.Namespace,
+) -> dict[str, object]:
+    sent_at: dict[str, float] = {}
+    acks: list[float] = []
+    gate = asyncio.Semaphore(args.concurrency)
+
+    async def mention(i: int, record: bool) -> None:
+        # ``concurrency`` conversations at a time, each one in flight until its answer is posted.
+        async with gate:
+            ts = f"{1800000000 + i}.{abs(i):06d}"
+            text = f"<@{BOT_USER_ID}> {questions[i % len(questions)]}"
+            event = {"type": "app_mention", "user": "U_BENCH", "channel": "C_BENCH", "ts": ts}
+            started = time.monotonic()
+            reply = await sender.event({**event, "text": text}, team_id="T_BENCH")
+            assert reply.status == 200, reply
+            await slack.wait_for("chat.postMessage", where=lambda c: c.body["thread_ts"] == ts)
+            if record:
+                sent_at[ts] = started
+                acks.append(reply.seconds)
+
+    await asyncio.gather(*(mention(-1 - i, record=False) for i in range(WARMUP)))
+    await slack.wait_for("chat.postMessage", WARMUP, within_s=60)
+    await tasks.drain(60)
+    started = time.monotonic()
+    await asyncio.gather(*(mention(i, record=True) for i in range(args.mentions)))
+    await slack.wait_for("chat.postMessage", WARMUP + args.mentions, within_s=600)
+    await tasks.drain(60)
+    wall = time.monotonic() - started
+    posted = {c.body["thread_ts"]: c.at for c in slack.calls_to("chat.postMessage")}
+    answers = [posted[ts] - sent for ts, sent in sent_at.items()]
+    return {
+        "mentions": args.mentions,
+        "concurrency": args.concurrency,
+        "ack_ms": {"p50": percentile(acks, 50), "p99": percentile(acks, 99)},
+        "mention_to_answer_posted_ms": {
+            "p50": percentile(answers, 50),
+            "p95": percentile(answers, 95),
+        },
+        "answers_posted": len(posted) - WARMUP,
+        "throughput_per_s": round(args.mentions / wall, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mentions", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--corpus", type=Path, default=Path("corpus"))
+    parser.add_argument("--golden", type=Path, default=Path("evals/golden.jsonl"))
+    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/runbook-bench"))
+    print(json.dumps(asyncio.run(run(parser.parse_args()))))
+
+
+if __name__ == "__main__":
+    main()
