@@ -16,8 +16,6 @@ from pydantic import ValidationError
 from rag.answers import ask_result_json
 from rag.errors import RunbookError
 from rag.evaluate import evaluate, load_golden
-from rag.ingest import ingest_path
-from rag.progress import ProgressBar
 from rag.runtime import open_runtime, open_store
 from rag.settings import Settings
 from rag.textout import format_ask_result, format_ingest_report
@@ -195,19 +193,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     async with open_runtime(settings) as runtime:
-        bar = ProgressBar("ingesting")
-        try:
-            report = await ingest_path(
-                runtime.store,
-                runtime.embedder,
-                args.path,
-                tenant=args.tenant,
-                prune=args.prune,
-                limits=runtime.ingest_limits,
-                on_progress=None if args.json else bar.update,
-            )
-        finally:
-            bar.close()
+        report = await runtime.ingest(
+            args.path, tenant=args.tenant, prune=args.prune, progress=not args.json
+        )
     print(json.dumps(report.as_json()) if args.json else format_ingest_report(report))
     return EXIT_FAILED if report.failed else EXIT_OK
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag.evaluate import load_golden
-from rag.ingest import ingest_path
-from rag.progress import ProgressBar
 from rag.runtime import open_runtime
 from rag.settings import Settings
 from rag.textout import format_ask_result, format_ingest_report
@@ -20,19 +18,7 @@ DEFAULT_GOLDEN = Path("evals/golden.jsonl")
 
 async def run_demo(settings: Settings, corpus: Path, golden: Path = DEFAULT_GOLDEN) -> int:
     async with open_runtime(settings) as runtime:
-        bar = ProgressBar("ingesting")
-        try:
-            report = await ingest_path(
-                runtime.store,
-                runtime.embedder,
-                corpus,
-                tenant=None,
-                prune=True,
-                limits=runtime.ingest_limits,
-                on_progress=bar.update,
-            )
-        finally:
-            bar.close()
+        report = await runtime.ingest(corpus, tenant=None, prune=True, progress=True)
         print(format_ingest_report(report))
         samples: dict[str, str] = {}
         for golden_question in load_golden(golden):

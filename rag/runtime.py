@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from rag.answerers import build_answerer
 from rag.embedding import FastEmbedder
-from rag.ingest import IngestLimits
+from rag.ingest import IngestLimits, IngestReport, ingest_path
+from rag.progress import ProgressBar
 from rag.service import RagService
 from rag.settings import Settings
 from rag.store import Store
@@ -24,6 +26,24 @@ class Runtime:
     @property
     def ingest_limits(self) -> IngestLimits:
         return ingest_limits(self.settings)
+
+    async def ingest(
+        self, path: Path, *, tenant: str | None, prune: bool, progress: bool
+    ) -> IngestReport:
+        """Ingest ``path``, drawing a progress bar on a terminal when ``progress`` is set."""
+        bar = ProgressBar("ingesting")
+        try:
+            return await ingest_path(
+                self.store,
+                self.embedder,
+                path,
+                tenant=tenant,
+                prune=prune,
+                limits=self.ingest_limits,
+                on_progress=bar.update if progress else None,
+            )
+        finally:
+            bar.close()
 
 
 def ingest_limits(settings: Settings) -> IngestLimits:

@@ -21,6 +21,8 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve_on_loopback
+
 _AUTH_HEADERS = frozenset({"x-api-key", "authorization"})
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -171,11 +173,7 @@ class FakeAnthropic:
     async def __aenter__(self) -> FakeAnthropic:
         app = web.Application()
         app.router.add_post("/v1/messages", self._messages)
-        self._runner = web.AppRunner(app, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = self._runner.addresses[0][1]
+        self._runner, self._port = await serve_on_loopback(app)
         return self
 
     async def __aexit__(

@@ -30,6 +30,8 @@ import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.fakes.loopback import serve_on_loopback
+
 BOT_USER_ID = "UBOT"
 # Shared by every fake in the process: message ts stay unique across a test session, as in Slack.
 _MESSAGE_TS = itertools.count(1)
@@ -121,11 +123,7 @@ class FakeSlack:
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/api/{method}", self._api)  # slack_sdk GETs a few methods
         app.router.add_post("/response/{key}", self._response_url)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = self._runner.addresses[0][1]
+        self._runner, self._port = await serve_on_loopback(app)
         return self
 
     async def __aexit__(
