@@ -36,6 +36,9 @@ def register_actions(app: AsyncApp, bot: Bot) -> None:
     app.action("share_answer")(listener.share)
     app.action("retry_answer")(listener.retry)
     app.action("feedback")(listener.feedback)
+    # Last: a stale or unknown button (an older card, a renamed action) gets an ack, not a 404
+    # that shows the clicker a red error mark.
+    app.action(re.compile(r".*"))(listener.unknown)
 
 
 class ActionListener:
@@ -94,6 +97,10 @@ class ActionListener:
             message_ts=(body.get("container") or {}).get("message_ts"),
             ephemeral=ephemeral,
         )
+
+    async def unknown(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        logger.info("ignored click on unknown action in %s", _describe_action(body))
 
     async def feedback(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         self.bot.tasks.adopt_current()
@@ -185,3 +192,7 @@ def _value(body: dict[str, Any]) -> str:
 
 def _user(body: dict[str, Any]) -> str:
     return str((body.get("user") or {}).get("id") or "")
+
+
+def _describe_action(body: dict[str, Any]) -> str:
+    return str((body.get("container") or {}).get("message_ts") or "an unknown message")

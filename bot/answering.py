@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 
 from bot.answers_store import AnswerStore, Placement, StoredAnswer
@@ -12,6 +13,10 @@ from bot.metrics import BotMetrics
 from bot.tasks import BackgroundTasks
 from bot.tenancy import Origin, channel_scope
 from rag import AskResult, RagService, Settings, Store
+
+# Postgres text cannot hold NUL, and UTF-8 cannot encode a lone surrogate (JSON may carry one
+# escaped, as ``\ud800``): either would fail the answer's INSERT and cost the asker their card.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class Bot:
         self, tenant: str, question: str, *, service: str | None, placement: Placement
     ) -> AskResult:
         """Run the pipeline and store the result under its answer id (what buttons carry)."""
+        question = storable(question)
         async with self.answer_slots:
             result = await self.service.ask(tenant, question, service=service)
         await self.answers.save(result, question=question, service=service, placement=placement)
@@ -50,6 +56,11 @@ class Bot:
                 if hint.lower() in known:
                     return known[hint.lower()]
         return await channel_scope(self.store, tenant, origin)
+
+
+def storable(text: str) -> str:
+    """User-typed text with the characters Postgres cannot store replaced by spaces."""
+    return _UNSTORABLE.sub(" ", text)
 
 
 def render(

@@ -15,6 +15,7 @@ from bot.blocks_notices import (
     render_internal_error,
     render_not_connected,
     render_searching,
+    render_store_unavailable,
     render_usage,
 )
 from bot.blocks_outcomes import render_error, render_no_evidence
@@ -31,6 +32,7 @@ __all__ = [
     "render_not_connected",
     "render_result",
     "render_searching",
+    "render_store_unavailable",
     "render_usage",
 ]
 

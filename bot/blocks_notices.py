@@ -1,4 +1,5 @@
-"""Fixed cards: workspace not connected, usage help, searching placeholder, internal error."""
+"""Fixed cards: workspace not connected, usage help, searching placeholder, database down and
+internal error."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ EXAMPLES = (
 INTERNAL_ERROR = (
     "Something went wrong on runbook-bot's side, so this question was not answered. "
     "Try again in a minute; if it keeps happening, tell whoever runs runbook-bot."
+)
+
+STORE_UNAVAILABLE = (
+    "The runbook database is unavailable, so this question was not answered. Try again in a minute."
 )
 
 
@@ -77,3 +82,9 @@ def render_searching() -> Card:
 
 def render_internal_error() -> Card:
     return build_card(INTERNAL_ERROR, [SectionBlock(text=mrkdwn(f":warning: {INTERNAL_ERROR}"))])
+
+
+def render_store_unavailable() -> Card:
+    return build_card(
+        STORE_UNAVAILABLE, [SectionBlock(text=mrkdwn(f":warning: {STORE_UNAVAILABLE}"))]
+    )

@@ -80,6 +80,10 @@ def build_intake_middleware(
     async def intake(
         body: dict[str, Any], next_: Callable[[], Awaitable[None]]
     ) -> BoltResponse | None:
+        if body.get("type") == "event_callback" and not _typed_event(body.get("event")):
+            # Signed but not a shape Slack sends; acked, so it is not retried, and dropped.
+            logger.warning("dropped a malformed event delivery %s", body.get("event_id"))
+            return BoltResponse(status=200, body="")
         metrics.events_received.labels(request_kind(body)).inc()
         event_id = body.get("event_id")
         if isinstance(event_id, str) and not await deduper.first_delivery(event_id):
@@ -91,3 +95,7 @@ def build_intake_middleware(
         return None
 
     return intake
+
+
+def _typed_event(event: object) -> bool:
+    return isinstance(event, dict) and isinstance(event.get("type"), str)

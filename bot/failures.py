@@ -10,13 +10,15 @@ import logging
 from typing import Any
 
 import aiohttp
+import psycopg
 from slack_bolt.async_app import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import render_internal_error
+from bot.blocks import render_internal_error, render_store_unavailable
 from bot.delivery import Delivery, DeliveryError
 from bot.metrics import BotMetrics
+from rag import StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +39,10 @@ class ErrorReporter:
         logger.error(
             "listener failed on %s: %s", _describe(body), type(error).__name__, exc_info=error
         )
-        card = render_internal_error()
+        # The database being down is worth saying in plain words: it is not the asker's fault,
+        # and it passes. (The core's own queries turn it into a coded result; these are ours.)
+        down = isinstance(error, StoreError | psycopg.OperationalError)
+        card = render_store_unavailable() if down else render_internal_error()
         event = body.get("event") or {}
         try:
             if context.respond is not None and context.respond.response_url:

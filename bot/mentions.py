@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import aiohttp
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
@@ -27,6 +27,14 @@ logger = logging.getLogger(__name__)
 
 def register_mentions(app: AsyncApp, bot: Bot) -> None:
     app.event("app_mention")(MentionListener(bot).handle)
+    # Registered after every other event listener: an event type nothing handles is acked with
+    # a 200 and dropped. Bolt would answer 404, which Slack retries and, if it keeps happening,
+    # answers by disabling the app's event subscriptions.
+    app.event(re.compile(r".*"))(ignore_event)
+
+
+async def ignore_event(event: dict[str, Any]) -> None:
+    logger.debug("ignored event of type %r", event.get("type"))
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
@@ -48,8 +56,12 @@ class MentionListener:
         context: AsyncBoltContext,
     ) -> None:
         self.bot.tasks.adopt_current()
-        channel, ts = event["channel"], event["ts"]
+        channel, ts, text = event.get("channel"), event.get("ts"), event.get("text") or ""
         thread_ts = event.get("thread_ts") or ts
+        if not (_id(channel) and _id(ts) and _id(thread_ts) and isinstance(text, str)):
+            # Not a shape Slack sends: there is nowhere to reply, so nothing to do.
+            logger.warning("ignored a malformed app_mention %s", body.get("event_id"))
+            return
         origin = origin_of(body)
         delivery = self.bot.delivery
         tenant = await tenant_of(self.bot.store, origin)
@@ -57,7 +69,7 @@ class MentionListener:
             card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
             await delivery.post(client, channel=channel, thread_ts=thread_ts, card=card)
             return
-        question = strip_mention(event.get("text") or "", context.bot_user_id)
+        question = strip_mention(text, context.bot_user_id)
         hints: tuple[str, ...] = ()
         if not question and event.get("thread_ts"):
             root = await self._thread_root(client, channel, event["thread_ts"])
@@ -96,3 +108,7 @@ class MentionListener:
             return AlertText(question="", hints=())
         messages = response.get("messages") or []
         return read_message(messages[0]) if messages else AlertText(question="", hints=())
+
+
+def _id(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value)

@@ -3,15 +3,24 @@
 Without explicit stores Bolt would silently fall back to files in the home directory whenever
 SLACK_CLIENT_ID/SECRET are set, which loses every install on a container restart. Absent ids are
 stored as '' so they can be key columns; an org-wide install is keyed by enterprise alone.
+
+Token rotation across replicas: Bolt finds an installation, spends its refresh token with Slack
+and saves the result. Every installation handed out is stamped with a digest of the refresh
+token it holds (Bolt's rotator copies ``custom_values`` into the rotated copy); a save takes a
+per-installation advisory lock and re-reads the stored refresh token, and a rotation derived
+from a token that another replica has already rotated away is not stored, so the rotated token
+stays the one every replica reads next.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
 from datetime import datetime
 from typing import Any
 
+from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
@@ -39,6 +48,18 @@ WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_i
   AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
 ORDER BY installed_at DESC LIMIT 1
 """
+# Serialises saves of one installation across replicas until the transaction ends.
+_LOCK_INSTALLATION = """
+SELECT pg_advisory_xact_lock(
+    hashtext(concat_ws('/', %(client_id)s::text, %(enterprise_id)s::text, %(team_id)s::text))
+)
+"""
+_STORED_REFRESH_TOKEN = """
+SELECT bot ->> 'bot_refresh_token' FROM slack_bots
+WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
+"""
+# custom_values key: digest of the refresh token an installation was read with (never the token).
+_ROTATION_BASE = "runbook_rotation_base"
 _FIND_BOT = """
 SELECT bot FROM slack_bots
 WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
@@ -58,8 +79,11 @@ class PostgresInstallationStore(AsyncInstallationStore):
         key = self._key(
             installation.enterprise_id, installation.team_id, installation.is_enterprise_install
         )
+        base = installation.custom_values.pop(_ROTATION_BASE, None)
         data = _jsonable(installation.to_dict_for_copying())
         async with self._store.pool.connection() as conn, conn.transaction():
+            if await self._is_stale_rotation(conn, key, base):
+                return
             await conn.execute(
                 _SAVE_INSTALLATION,
                 {**key, "user_id": installation.user_id or "", "data": Jsonb(data)},
@@ -70,9 +94,26 @@ class PostgresInstallationStore(AsyncInstallationStore):
 
     async def async_save_bot(self, bot: Bot) -> None:
         key = self._key(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
+        base = bot.custom_values.pop(_ROTATION_BASE, None)
         data = _jsonable(bot.to_dict_for_copying())
-        async with self._store.pool.connection() as conn:
+        async with self._store.pool.connection() as conn, conn.transaction():
+            if await self._is_stale_rotation(conn, key, base):
+                return
             await conn.execute(_SAVE_BOT, {**key, "data": Jsonb(data)})
+
+    async def _is_stale_rotation(
+        self, conn: AsyncConnection[Any], key: dict[str, Any], base: object
+    ) -> bool:
+        """Locks the installation; True if ``base`` (what a rotation started from) is outdated."""
+        await conn.execute(_LOCK_INSTALLATION, key)
+        if not isinstance(base, str):
+            return False  # a fresh install, or a save that did not come from our find
+        cur = await conn.execute(_STORED_REFRESH_TOKEN, key)
+        row = await cur.fetchone()
+        if row is None or _digest(row[0]) == base:
+            return False
+        _log.info("another replica already rotated this installation's token; keeping its save")
+        return True
 
     async def async_find_bot(
         self,
@@ -85,7 +126,11 @@ class PostgresInstallationStore(AsyncInstallationStore):
         async with self._store.pool.connection() as conn:
             cur = await conn.execute(_FIND_BOT, key)
             row = await cur.fetchone()
-        return Bot(**row[0]) if row else None
+        if row is None:
+            return None
+        bot = Bot(**row[0])
+        bot.custom_values[_ROTATION_BASE] = _digest(bot.bot_refresh_token)
+        return bot
 
     async def async_find_installation(
         self,
@@ -115,6 +160,7 @@ class PostgresInstallationStore(AsyncInstallationStore):
             installation.bot_scopes = bot.bot_scopes
             installation.bot_refresh_token = bot.bot_refresh_token
             installation.bot_token_expires_at = bot.bot_token_expires_at
+        installation.custom_values[_ROTATION_BASE] = _digest(installation.bot_refresh_token)
         return installation
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
@@ -177,6 +223,10 @@ class PostgresOAuthStateStore(AsyncOAuthStateStore):
                 (state,),
             )
             return await cur.fetchone() is not None
+
+
+def _digest(refresh_token: str | None) -> str:
+    return hashlib.sha256((refresh_token or "").encode()).hexdigest()[:16]
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:

@@ -54,7 +54,13 @@ def build_web_app(
 def _add_slack_routes(web_app: web.Application, app: AsyncApp, metrics: BotMetrics) -> None:
     async def events(request: web.Request) -> web.Response:
         # The raw body goes to Bolt untouched: its signature check hashes exactly these bytes.
-        response = await app.async_dispatch(await to_bolt_request(request))
+        # Bolt parses the body before it checks the signature and lets a parse error escape;
+        # an unparseable request is the sender's fault (400), never our 500.
+        try:
+            response = await app.async_dispatch(await to_bolt_request(request))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            logger.info("unparseable Slack request refused: %s", type(exc).__name__)
+            return web.json_response({"error": "unparseable request"}, status=400)
         if response.status == 401:
             metrics.signature_rejections.inc()
         return await to_aiohttp_response(response)

@@ -190,7 +190,7 @@ async def measure_peer(
 ) -> dict[str, Any]:
     buckets: dict[str, Any] = {}
     candidates = _CANDIDATES_PER_RETRIEVER
-    for bucket, ranks in bucket_ranks(corpus.spec.tenants).items():
+    for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
         for query in bucket_queries(corpus, ranks, warmup, stream=2):
             await _peer_search(peer, query)
             await run_hybrid(

@@ -245,15 +245,23 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {"p50": round(float(p50), 2), "p95": round(float(p95), 2), "p99": round(float(p99), 2)}
 
 
-def bucket_ranks(tenants: int) -> dict[str, range]:
-    """Tenant ranks (0 = largest) per bucket: the top 1%, a slice at the 5% rank, the bottom 1%."""
+def bucket_ranks(sizes: Sequence[int], exact_max: int) -> dict[str, range]:
+    """Tenant ranks (0 = largest) per bucket, each 1% of the tenants: the smallest, a slice from
+    the 5% rank, the largest, and, when some tenants exceed ``exact_max``, the largest tenants
+    at or under it (where the service's exact path is at its slowest)."""
+    tenants = len(sizes)
     width = max(1, tenants // 100)
     medium = min(max(width, tenants // 20), tenants - 2 * width)
-    return {
+    found = {
         "small": range(tenants - width, tenants),
         "medium": range(medium, medium + width),
         "large": range(0, width),
     }
+    first_exact = next((rank for rank, size in enumerate(sizes) if size <= exact_max), tenants)
+    if width <= first_exact < medium:
+        found["under_threshold"] = range(first_exact, min(first_exact + width, medium))
+    order = ("small", "medium", "under_threshold", "large")
+    return {name: found[name] for name in order if name in found}
 
 
 def bucket_queries(corpus: SyntheticCorpus, ranks: range, count: int, stream: int) -> list[Query]:
@@ -471,7 +479,7 @@ async def measure_scale(
             )
         return found
 
-    for bucket, ranks in bucket_ranks(corpus.spec.tenants).items():
+    for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
         for query in bucket_queries(corpus, ranks, warmup, stream=2):
             for run in runs_for(query).values():
                 await run()

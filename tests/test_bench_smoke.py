@@ -56,7 +56,7 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
 
     result = json.loads(write_result(tmp_path, "scale-smoke", {"load": load, **measured}))
 
-    assert set(result["buckets"]) == set(BUCKETS)
+    assert set(result["buckets"]) == set(BUCKETS)  # no tenant exceeds the exact threshold
     for bucket in result["buckets"].values():
         assert bucket["queries"] == 6
         assert bucket["tenant_chunks"]["min"] >= 10

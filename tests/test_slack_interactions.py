@@ -18,7 +18,16 @@ from bot.app import build_app
 from bot.metrics import BotMetrics
 from bot.server import EVENTS_PATH, build_web_app, serving
 from bot.tasks import BackgroundTasks
-from rag import Answerer, FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
+from rag import (
+    Answerer,
+    Embedder,
+    FastEmbedder,
+    IngestReport,
+    RagService,
+    Settings,
+    Store,
+    add_workspace,
+)
 from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, error, tool_answer
@@ -112,7 +121,7 @@ class Harness:
 
 @asynccontextmanager
 async def running_bot(
-    settings: Settings, store: Store, embedder: FastEmbedder, answerer: Answerer
+    settings: Settings, store: Store, embedder: Embedder, answerer: Answerer
 ) -> AsyncIterator[Harness]:
     await add_workspace(store, "T_ACME", "acme")
     slack_settings = settings.model_copy(update={"slack_signing_secret": SecretStr(SECRET)})

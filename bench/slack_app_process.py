@@ -1,0 +1,161 @@
+"""The real Slack app as a separate ``runbook serve`` process, for benchmarks and replica tests.
+
+    async with app_process(env=app_env(...), log_path=Path("app.log")) as app:
+        sender = SlackSender(app.events_url, secret)
+        ...  # app.rss_bytes() / app.peak_rss_bytes() read the child's /proc status
+
+A separate interpreter means sender and app never share an event loop (or a GIL). Started with
+the repository's code, stopped with SIGTERM so it drains its answers as a deploy would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from bot.server import EVENTS_PATH
+
+REPO = Path(__file__).resolve().parents[1]
+_SERVE = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+_STOP_TIMEOUT_S = 30.0  # the app drains for up to 25 s after SIGTERM
+
+
+@dataclass(frozen=True)
+class AppProcess:
+    process: asyncio.subprocess.Process
+    port: int
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def events_url(self) -> str:
+        return self.base_url + EVENTS_PATH
+
+    def rss_bytes(self) -> int:
+        return _proc_status_kb(self.pid, "VmRSS") * 1024
+
+    def peak_rss_bytes(self) -> int:
+        return _proc_status_kb(self.pid, "VmHWM") * 1024
+
+
+def free_port() -> int:
+    """A port the kernel just handed out on 127.0.0.1 (free unless someone races for it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def app_env(
+    *,
+    database_url: str,
+    data_dir: Path,
+    signing_secret: str,
+    bot_token: str,
+    slack_api_url: str,
+    onnx_threads: int = 1,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The child's environment: the parent's minus any Slack/Claude/database settings, plus ours."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RUNBOOK_", "SLACK_", "ANTHROPIC_")) and k != "DATABASE_URL"
+    }
+    env.update(
+        {
+            "DATABASE_URL": database_url,
+            "RUNBOOK_DATA_DIR": str(data_dir),
+            "RUNBOOK_ONNX_THREADS": str(onnx_threads),
+            "SLACK_SIGNING_SECRET": signing_secret,
+            "SLACK_BOT_TOKEN": bot_token,
+            "SLACK_API_URL": slack_api_url,
+            **(extra or {}),
+        }
+    )
+    return env
+
+
+@asynccontextmanager
+async def app_process(
+    *, env: Mapping[str, str], log_path: Path, port: int | None = None, ready_within_s: float = 90
+) -> AsyncIterator[AppProcess]:
+    """Start ``runbook serve`` on 127.0.0.1, wait for ``/healthz``, SIGTERM it on the way out."""
+    port = port or free_port()
+    with log_path.open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            _SERVE,
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            env=dict(env),
+            cwd=REPO,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
+    app = AppProcess(process, port)
+    try:
+        await _wait_healthy(app, ready_within_s, log_path)
+        yield app
+    finally:
+        await stop_app(app)
+
+
+async def stop_app(app: AppProcess) -> int | None:
+    """SIGTERM, then SIGKILL if it has not drained in time; returns the exit code."""
+    process = app.process
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), _STOP_TIMEOUT_S)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+    return process.returncode
+
+
+async def _wait_healthy(app: AppProcess, within_s: float, log_path: Path) -> None:
+    deadline = time.monotonic() + within_s
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
+        while time.monotonic() < deadline:
+            if app.process.returncode is not None:
+                break
+            try:
+                async with session.get(app.base_url + "/healthz") as resp:
+                    if resp.status == 200:
+                        return
+            except (aiohttp.ClientError, TimeoutError):
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"runbook serve on port {app.port} never became healthy:\n{_tail(log_path)}")
+
+
+def _tail(path: Path, chars: int = 2000) -> str:
+    return path.read_text(errors="replace")[-chars:]
+
+
+def _proc_status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
