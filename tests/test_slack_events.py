@@ -16,7 +16,6 @@ from psycopg import sql
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import build_app
 from bot.dedupe import EventDeduper
 from bot.metrics import BotMetrics
 from bot.server import EVENTS_PATH, build_web_app, serving
@@ -34,6 +33,7 @@ from tests.fakes.slack_api import (
     rate_limited,
     server_error,
 )
+from tests.slack_harness import served_app
 from tests.test_slack_alerts import ALERTMANAGER
 
 SECRET = credentials.SLACK_SIGNING_SECRET
@@ -66,21 +66,12 @@ async def bot(
         store=store, embedder=embedder, answerer=build_answerer(settings), settings=slack_settings
     )
     async with FakeSlack() as slack:
-        tasks, metrics = BackgroundTasks(), BotMetrics()
         client = AsyncWebClient(token=credentials.SLACK_BOT_TOKEN, base_url=slack.base_url)
-        app = build_app(
-            settings=slack_settings,
-            service=service,
-            store=store,
-            client=client,
-            tasks=tasks,
-            metrics=metrics,
-        )
-        web_app = build_web_app(app, store=store, rag_metrics=service.metrics, bot_metrics=metrics)
-        async with serving(web_app, host="127.0.0.1", port=0) as port:
-            url = f"http://127.0.0.1:{port}"
-            yield Harness(slack, SlackSender(url + EVENTS_PATH, SECRET), url, tasks, metrics, store)
-            assert await tasks.drain(10) == 0
+        async with served_app(
+            settings=slack_settings, service=service, store=store, client=client
+        ) as served:
+            sender = SlackSender(served.events_url, SECRET)
+            yield Harness(slack, sender, served.url, served.tasks, served.metrics, store)
 
 
 def mention(text: str, *, ts: str | None = None, **extra: Any) -> dict[str, Any]:

@@ -14,9 +14,6 @@ import pytest_asyncio
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import build_app
-from bot.metrics import BotMetrics
-from bot.server import EVENTS_PATH, build_web_app, serving
 from bot.tasks import BackgroundTasks
 from rag import (
     Answerer,
@@ -32,6 +29,7 @@ from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, error, tool_answer
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender, api_error
+from tests.slack_harness import served_app
 from tests.test_slack_alerts import ALERTMANAGER, PAGERDUTY
 
 SECRET = credentials.SLACK_SIGNING_SECRET
@@ -127,21 +125,11 @@ async def running_bot(
     slack_settings = settings.model_copy(update={"slack_signing_secret": SecretStr(SECRET)})
     service = RagService(store=store, embedder=embedder, answerer=answerer, settings=slack_settings)
     async with FakeSlack() as slack:
-        tasks, metrics = BackgroundTasks(), BotMetrics()
         client = AsyncWebClient(token=credentials.SLACK_BOT_TOKEN, base_url=slack.base_url)
-        app = build_app(
-            settings=slack_settings,
-            service=service,
-            store=store,
-            client=client,
-            tasks=tasks,
-            metrics=metrics,
-        )
-        web_app = build_web_app(app, store=store, rag_metrics=service.metrics, bot_metrics=metrics)
-        async with serving(web_app, host="127.0.0.1", port=0) as port:
-            sender = SlackSender(f"http://127.0.0.1:{port}{EVENTS_PATH}", SECRET)
-            yield Harness(slack, sender, tasks, store)
-            assert await tasks.drain(10) == 0
+        async with served_app(
+            settings=slack_settings, service=service, store=store, client=client
+        ) as served:
+            yield Harness(slack, SlackSender(served.events_url, SECRET), served.tasks, store)
 
 
 @asynccontextmanager

@@ -13,14 +13,11 @@ import pytest
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import build_app
-from bot.metrics import BotMetrics
-from bot.server import EVENTS_PATH, build_web_app, serving
-from bot.tasks import BackgroundTasks
 from rag import FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
 from rag.answerers import ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
+from tests.slack_harness import served_app
 
 SECRET = credentials.SLACK_SIGNING_SECRET
 STATE_COOKIE = "slack-app-oauth-state"
@@ -70,23 +67,13 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
         store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=oauth_settings
     )
     async with FakeSlack() as slack:
-        tasks, metrics = BackgroundTasks(), BotMetrics()
         # No token: every request gets the token of its workspace's installation.
         client = AsyncWebClient(base_url=slack.base_url)
-        app = build_app(
-            settings=oauth_settings,
-            service=service,
-            store=store,
-            client=client,
-            tasks=tasks,
-            metrics=metrics,
-        )
-        web_app = build_web_app(app, store=store, rag_metrics=service.metrics, bot_metrics=metrics)
         async with (
-            serving(web_app, host="127.0.0.1", port=0) as port,
+            served_app(settings=oauth_settings, service=service, store=store, client=client) as app,
             aiohttp.ClientSession() as http,
         ):
-            base = f"http://127.0.0.1:{port}"
+            base = app.url
             async with http.get(base + "/slack/install") as resp:
                 assert resp.status == 200
                 state = resp.cookies[STATE_COOKIE].value
@@ -102,7 +89,7 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
             assert await installed_rows(store, "T_OAUTH") == (1, 1)
 
             await add_workspace(store, "T_OAUTH", "acme")
-            sender = SlackSender(base + EVENTS_PATH, SECRET)
+            sender = SlackSender(app.events_url, SECRET)
             await sender.event(mention("payments are throwing 502s"), team_id="T_OAUTH")
             [post] = await slack.wait_for("chat.postMessage")
             # The installed token expires within Bolt's 2-hour window: rotated, saved, used.
@@ -119,5 +106,5 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
             # Bolt's own revocation listener runs untracked: poll the store for its effect.
             await until(lambda: installed_rows(store, "T_OAUTH"), (0, 0))
             await sender.event(mention("payments are throwing 502s"), team_id="T_OAUTH")
-            assert await tasks.drain(10) == 0
+            assert await app.tasks.drain(10) == 0
             assert len(slack.calls_to("chat.postMessage")) == 1  # no token left to answer with
