@@ -93,8 +93,8 @@ def _peer_modules() -> dict[str, Any]:
         }
     except ImportError as exc:
         raise ConfigurationError(
-            "the peer benchmark needs langchain-postgres (pip install langchain-postgres); "
-            f"it is not installed: {exc}"
+            "the peer benchmark needs langchain-postgres, installed beside the project "
+            f"without its pgvector<0.4 pin (see bench/README.md): {exc}"
         ) from exc
 
 
