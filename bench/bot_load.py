@@ -32,7 +32,7 @@ from typing import Any
 import aiohttp
 
 from bench.slack_app_process import AppProcess, app_env, app_process
-from rag import Settings, add_workspace, ingest_limits, ingest_path, open_runtime
+from rag import Settings, add_workspace, open_runtime
 from rag.bench_results import machine_facts, write_result
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
 
@@ -262,14 +262,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             _env_file=None, data_dir=args.data_dir, DATABASE_URL=database_url
         )
         async with open_runtime(settings) as runtime:
-            await ingest_path(
-                runtime.store,
-                runtime.embedder,
-                args.corpus,
-                tenant=None,
-                prune=False,
-                limits=ingest_limits(settings),
-            )
+            await runtime.ingest(args.corpus, tenant=None, prune=False, progress=False)
             await add_workspace(runtime.store, TEAM, "acme")
             machine = await machine_facts(runtime.store)
         load_before = os.getloadavg()

@@ -26,7 +26,7 @@ from bot.app import build_app
 from bot.metrics import BotMetrics
 from bot.server import EVENTS_PATH, build_web_app, serving
 from bot.tasks import BackgroundTasks
-from rag import Settings, add_workspace, ingest_limits, ingest_path, open_runtime
+from rag import Settings, add_workspace, open_runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
 
 SECRET = "bench-signing-secret"
@@ -49,14 +49,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     settings = settings.model_copy(update={"slack_signing_secret": SecretStr(SECRET)})
     questions = golden_questions(args.golden)
     async with open_runtime(settings) as runtime:
-        await ingest_path(
-            runtime.store,
-            runtime.embedder,
-            args.corpus,
-            tenant=None,
-            prune=False,
-            limits=ingest_limits(settings),
-        )
+        await runtime.ingest(args.corpus, tenant=None, prune=False, progress=False)
         await add_workspace(runtime.store, "T_BENCH", "acme")
         service = runtime.service
         async with FakeSlack() as slack:

@@ -156,28 +156,13 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         chosen = {"all": every, "none": ""}.get(args.variants, args.variants)
         return await run_scale_benchmark(
             settings,
-            chunks=args.chunks,
-            tenants=args.tenants,
-            queries=args.queries,
-            warmup=args.warmup,
-            seed=args.seed,
-            rebuild=args.rebuild,
+            **_synthetic_options(args),
             variants=[name for name in chosen.split(",") if name],
-            output=args.output,
         )
     if args.name == "peer":
         from rag.bench_peer import run_peer_benchmark
 
-        return await run_peer_benchmark(
-            settings,
-            chunks=args.chunks,
-            tenants=args.tenants,
-            queries=args.queries,
-            warmup=args.warmup,
-            seed=args.seed,
-            rebuild=args.rebuild,
-            output=args.output,
-        )
+        return await run_peer_benchmark(settings, **_synthetic_options(args))
     if args.name == "embed":
         from rag.bench_embed import run_embed_benchmark
 
@@ -189,6 +174,19 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     return await run_ingest_benchmark(
         settings, corpus=args.corpus, synthetic_docs=args.synthetic_docs, output=args.output
     )
+
+
+def _synthetic_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options the scale and peer benchmarks share: the same synthetic store and queries."""
+    return {
+        "chunks": args.chunks,
+        "tenants": args.tenants,
+        "queries": args.queries,
+        "warmup": args.warmup,
+        "seed": args.seed,
+        "rebuild": args.rebuild,
+        "output": args.output,
+    }
 
 
 async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
