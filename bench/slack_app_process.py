@@ -23,7 +23,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.server import EVENTS_PATH
+from bot.slack.routes import EVENTS_PATH
 
 REPO = Path(__file__).resolve().parents[1]
 _SERVE = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"

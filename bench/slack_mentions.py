@@ -22,10 +22,11 @@ from pathlib import Path
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import build_app
-from bot.metrics import BotMetrics
-from bot.server import EVENTS_PATH, build_web_app, serving
-from bot.tasks import BackgroundTasks
+from bot.core.metrics import BotMetrics
+from bot.core.tasks import BackgroundTasks
+from bot.server import build_web_app, serving
+from bot.slack.app import build_app
+from bot.slack.routes import EVENTS_PATH, slack_routes
 from rag import Settings, add_workspace, open_runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
 
@@ -64,7 +65,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                 metrics=metrics,
             )
             web_app = build_web_app(
-                app, store=runtime.store, rag_metrics=service.metrics, bot_metrics=metrics
+                surfaces=[slack_routes(app, metrics)],
+                store=runtime.store,
+                rag_metrics=service.metrics,
+                bot_metrics=metrics,
             )
             async with serving(web_app, host="127.0.0.1", port=0) as port:
                 sender = SlackSender(f"http://127.0.0.1:{port}{EVENTS_PATH}", SECRET)

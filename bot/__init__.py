@@ -1,1 +1,2 @@
-"""runbook-bot's Slack app: Bolt listeners, tenancy, intake dedupe, OAuth stores, the server."""
+"""runbook-bot's chat surfaces: the channel-neutral core (``bot.core``), one package per surface
+(``bot.slack``, ``bot.teams``), the shared HTTP server and the ``runbook`` command line."""

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from bot.app import build_app
-from bot.blocks import Card, render_result
-from bot.metrics import BotMetrics
-from bot.modes import SlackMode, slack_mode
-from bot.server import build_web_app, run_http, run_socket_mode
-from bot.tasks import BackgroundTasks
+from bot.core.metrics import BotMetrics
+from bot.core.tasks import BackgroundTasks
+from bot.server import build_web_app, run_http
+from bot.slack.app import build_app
+from bot.slack.blocks import Card, render_result
+from bot.slack.modes import SlackMode, slack_mode
+from bot.slack.routes import slack_routes
+from bot.slack.socket_mode import run_socket_mode
 from rag import Settings, build_parser, open_runtime, run_cli, run_demo
 
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
@@ -78,7 +80,7 @@ async def _serve(settings: Settings, mode: SlackMode) -> int:
             metrics=metrics,
         )
         web_app = build_web_app(
-            app if mode.kind == "http" else None,
+            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else [],
             store=runtime.store,
             rag_metrics=runtime.service.metrics,
             bot_metrics=metrics,

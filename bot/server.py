@@ -1,4 +1,4 @@
-"""The HTTP side: Slack's endpoints, ``/healthz`` and ``/metrics`` on aiohttp, and graceful runs.
+"""The HTTP side shared by every surface: ``/healthz``, ``/metrics``, surface routes, graceful runs.
 
 Shutdown order: stop taking requests, then drain the answers already in flight (up to a bound),
 so a deploy never leaves a user with a "searching" mark and no answer.
@@ -9,28 +9,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
 
-from bot.metrics import BotMetrics, render_metrics
-from bot.tasks import BackgroundTasks
+from bot.core.metrics import BotMetrics, render_metrics
+from bot.core.tasks import BackgroundTasks
 from rag import RagMetrics, Store, StoreError
 
 logger = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
 DRAIN_TIMEOUT_S = 25.0  # inside the usual 30 s between SIGTERM and SIGKILL
 
 
+# A surface adds its own routes (Slack's events and OAuth pages, Teams' /api/messages).
+AddRoutes = Callable[[web.Application], None]
+
+
 def build_web_app(
-    app: AsyncApp | None, *, store: Store, rag_metrics: RagMetrics, bot_metrics: BotMetrics
+    *,
+    store: Store,
+    rag_metrics: RagMetrics,
+    bot_metrics: BotMetrics,
+    surfaces: Sequence[AddRoutes] = (),
 ) -> web.Application:
-    """Slack's routes when ``app`` is given (HTTP mode); health and metrics always."""
+    """Health and metrics always, then each configured surface's routes."""
     web_app = web.Application()
 
     async def healthz(request: web.Request) -> web.Response:
@@ -46,40 +50,9 @@ def build_web_app(
 
     web_app.router.add_get("/healthz", healthz)
     web_app.router.add_get("/metrics", metrics)
-    if app is not None:
-        _add_slack_routes(web_app, app, bot_metrics)
+    for add_routes in surfaces:
+        add_routes(web_app)
     return web_app
-
-
-def _add_slack_routes(web_app: web.Application, app: AsyncApp, metrics: BotMetrics) -> None:
-    async def events(request: web.Request) -> web.Response:
-        # The raw body goes to Bolt untouched: its signature check hashes exactly these bytes.
-        # Bolt parses the body before it checks the signature and lets a parse error escape;
-        # an unparseable request is the sender's fault (400), never our 500.
-        try:
-            response = await app.async_dispatch(await to_bolt_request(request))
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            logger.info("unparseable Slack request refused: %s", type(exc).__name__)
-            return web.json_response({"error": "unparseable request"}, status=400)
-        if response.status == 401:
-            metrics.signature_rejections.inc()
-        return await to_aiohttp_response(response)
-
-    web_app.router.add_post(EVENTS_PATH, events)
-    flow = app.oauth_flow
-    if flow is None:
-        return
-
-    async def install(request: web.Request) -> web.Response:
-        return await to_aiohttp_response(
-            await flow.handle_installation(await to_bolt_request(request))
-        )
-
-    async def oauth_redirect(request: web.Request) -> web.Response:
-        return await to_aiohttp_response(await flow.handle_callback(await to_bolt_request(request)))
-
-    web_app.router.add_get(flow.install_path, install)
-    web_app.router.add_get(flow.redirect_uri_path, oauth_redirect)
 
 
 @asynccontextmanager
@@ -99,29 +72,8 @@ async def run_http(
     web_app: web.Application, *, host: str, port: int, tasks: BackgroundTasks
 ) -> None:
     async with serving(web_app, host=host, port=port) as bound:
-        logger.info("listening on http://%s:%d%s", host, bound, EVENTS_PATH)
+        logger.info("listening on http://%s:%d", host, bound)
         await wait_for_stop_signal()
-    await tasks.drain(DRAIN_TIMEOUT_S)
-
-
-async def run_socket_mode(
-    app: AsyncApp,
-    web_app: web.Application,
-    *,
-    app_token: str,
-    host: str,
-    port: int,
-    tasks: BackgroundTasks,
-) -> None:
-    """Socket Mode for Slack; HTTP still serves /healthz and /metrics for the orchestrator."""
-    handler = AsyncSocketModeHandler(app, app_token)
-    async with serving(web_app, host=host, port=port):
-        await handler.connect_async()  # type: ignore[no-untyped-call]  # untyped in Bolt
-        logger.info("connected to Slack over Socket Mode")
-        try:
-            await wait_for_stop_signal()
-        finally:
-            await handler.close_async()  # type: ignore[no-untyped-call]
     await tasks.drain(DRAIN_TIMEOUT_S)
 
 

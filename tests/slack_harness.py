@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import build_app
-from bot.metrics import BotMetrics
-from bot.server import EVENTS_PATH, build_web_app, serving
-from bot.tasks import BackgroundTasks
+from bot.core.metrics import BotMetrics
+from bot.core.tasks import BackgroundTasks
+from bot.server import build_web_app, serving
+from bot.slack.app import build_app
+from bot.slack.routes import EVENTS_PATH, slack_routes
 from rag import RagService, Settings, Store
 
 
@@ -40,7 +41,12 @@ async def served_app(
         tasks=tasks,
         metrics=metrics,
     )
-    web_app = build_web_app(app, store=store, rag_metrics=service.metrics, bot_metrics=metrics)
+    web_app = build_web_app(
+        surfaces=[slack_routes(app, metrics)],
+        store=store,
+        rag_metrics=service.metrics,
+        bot_metrics=metrics,
+    )
     async with serving(web_app, host="127.0.0.1", port=0) as port:
         url = f"http://127.0.0.1:{port}"
         yield ServedApp(url, url + EVENTS_PATH, tasks, metrics)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from slack_sdk.models.blocks import Block
 
-from bot.blocks import (
+from bot.slack.blocks import (
     Card,
     escape_mrkdwn,
     render_answer,

@@ -7,13 +7,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.blocks import (
+from bot.slack.blocks import (
     Card,
     render_no_evidence,
     render_not_connected,
     render_result,
 )
-from bot.blocks_text import ELLIPSIS, clean, clip, split_chunks
+from bot.slack.blocks.text import ELLIPSIS, clean, clip, split_chunks
 from rag.answers import AskResult, Citation
 from rag.evidence import Evidence
 from tests.test_blocks import assert_valid, evidence, mrkdwn_texts, objects_of_type, result, utf16

@@ -35,19 +35,38 @@ def test_bot_imports_only_the_public_api_of_rag() -> None:
     assert offenders == []
 
 
-def test_rag_never_imports_slack() -> None:
-    offenders = []
-    for path in (REPO / "rag").rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            names = []
+# Chat platform SDKs and surface packages: the core layers below them must never import these.
+_SURFACES = ("slack_sdk", "slack_bolt", "microsoft_agents")
+
+
+def _imported_modules(folder: Path) -> list[tuple[str, str]]:
+    found = []
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
+                found += [(path.name, alias.name) for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            offenders += [
-                f"{path.name}: {n}"
-                for n in names
-                if n.split(".")[0] in ("slack_sdk", "slack_bolt", "bot")
-            ]
+                found.append((path.name, node.module))
+    return found
+
+
+def _is_surface(module: str) -> bool:
+    return module.split(".")[0] in _SURFACES or module.startswith(("bot.slack", "bot.teams"))
+
+
+def test_rag_never_imports_a_chat_platform_or_the_bot() -> None:
+    offenders = [
+        f"{name}: {module}"
+        for name, module in _imported_modules(REPO / "rag")
+        if _is_surface(module) or module.split(".")[0] == "bot"
+    ]
+    assert offenders == []
+
+
+def test_bot_core_never_imports_a_chat_platform_or_a_surface_package() -> None:
+    offenders = [
+        f"{name}: {module}"
+        for name, module in _imported_modules(REPO / "bot" / "core")
+        if _is_surface(module)
+    ]
     assert offenders == []

@@ -21,7 +21,7 @@ import pytest
 from slack_sdk.oauth.installation_store import Installation
 
 from bench.slack_app_process import AppProcess, app_env, app_process
-from bot.oauth_stores import PostgresInstallationStore
+from bot.slack.oauth_stores import PostgresInstallationStore
 from rag import IngestReport, Settings, Store, add_workspace
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
@@ -248,7 +248,7 @@ async def test_two_replicas_rotating_one_refresh_token_at_once_store_one_rotatio
     seen_by_b = await b.async_find_installation(enterprise_id=None, team_id=team)
     assert seen_by_b is not None
 
-    with caplog.at_level(logging.INFO, logger="bot.oauth_stores"):
+    with caplog.at_level(logging.INFO, logger="bot.slack.oauth_stores"):
         await asyncio.gather(
             a.async_save(rotated(seen_by_a, "a")), b.async_save(rotated(seen_by_b, "b"))
         )

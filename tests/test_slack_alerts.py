@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.alerts import fit_question, read_message
+from bot.slack.alerts import fit_question, read_message
 
 ALERTMANAGER: dict[str, Any] = {
     "text": "",

@@ -12,7 +12,7 @@ from urllib.parse import unquote
 import pytest
 
 from bot.cli import BUILDER_URL
-from bot.modes import slack_mode
+from bot.slack.modes import slack_mode
 from rag import IngestReport, Settings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,10 +16,11 @@ from psycopg import sql
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.dedupe import EventDeduper
-from bot.metrics import BotMetrics
-from bot.server import EVENTS_PATH, build_web_app, serving
-from bot.tasks import BackgroundTasks
+from bot.core.dedupe import EventDeduper
+from bot.core.metrics import BotMetrics
+from bot.core.tasks import BackgroundTasks
+from bot.server import build_web_app, serving
+from bot.slack.routes import EVENTS_PATH
 from rag import FastEmbedder, IngestReport, RagMetrics, RagService, Settings, Store, add_workspace
 from rag.answerers import build_answerer
 from tests import credentials
@@ -293,7 +294,7 @@ async def test_healthz_is_503_while_the_database_is_unreachable(settings: Settin
     closed = await Store.open(settings)
     await closed.close()
     # Socket Mode's web app: health and metrics only, no Slack endpoint.
-    web_app = build_web_app(None, store=closed, rag_metrics=RagMetrics(), bot_metrics=BotMetrics())
+    web_app = build_web_app(store=closed, rag_metrics=RagMetrics(), bot_metrics=BotMetrics())
     async with (
         serving(web_app, host="127.0.0.1", port=0) as port,
         aiohttp.ClientSession() as http,

@@ -18,9 +18,9 @@ import anthropic
 import pytest
 from pydantic import SecretStr
 
-from bot.answering import storable
-from bot.blocks_outcomes import ERROR_MESSAGES
-from bot.server import EVENTS_PATH
+from bot.core.conversation import storable
+from bot.slack.blocks.outcomes import ERROR_MESSAGES
+from bot.slack.routes import EVENTS_PATH
 from rag import (
     EmbeddingError,
     FastEmbedder,

@@ -22,8 +22,8 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.answering import storable
-from bot.blocks_notices import INTERNAL_ERROR
+from bot.core.conversation import storable
+from bot.slack.blocks.notices import INTERNAL_ERROR
 from rag import FastEmbedder, IngestReport, Settings, Store
 from rag.answerers import ExtractiveAnswerer
 from tests.fakes.slack_api import BOT_USER_ID, SlackCall
@@ -177,7 +177,7 @@ async def test_malformed_bodies_are_refused_or_ignored_never_a_500(
 
 
 # Bolt's adapter decodes and parses the body before it verifies the signature, and lets the
-# error escape; bot/server.py turns that into a 400 instead of aiohttp's 500.
+# error escape; bot/slack/routes.py turns that into a 400 instead of aiohttp's 500.
 UNPARSEABLE = [
     pytest.param(b"{not json", "application/json", id="broken-json"),
     pytest.param(b"[1, 2]", "application/json", id="json-array"),

@@ -14,7 +14,7 @@ import pytest_asyncio
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.tasks import BackgroundTasks
+from bot.core.tasks import BackgroundTasks
 from rag import (
     Answerer,
     Embedder,

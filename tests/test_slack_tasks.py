@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.tasks import BackgroundTasks
+from bot.core.tasks import BackgroundTasks
 
 
 async def test_drain_waits_for_adopted_work_and_cancels_what_outlives_the_timeout() -> None:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ContextBlock, HeaderBlock, SectionBlock
 
-from bot.blocks_card import Card, build_card, button, interaction_id
-from bot.blocks_sources import nearest_documents, search_scope, source_line
-from bot.blocks_text import clip, escape_mrkdwn, mrkdwn, one_line
+from bot.slack.blocks.card import Card, build_card, button, interaction_id
+from bot.slack.blocks.sources import nearest_documents, search_scope, source_line
+from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 from rag import AskResult, Evidence
 
 ABSTENTION_REASONS = {

@@ -17,8 +17,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook import WebhookResponse
 
-from bot.blocks import Card
-from bot.metrics import BotMetrics
+from bot.core.metrics import BotMetrics
+from bot.slack.blocks import Card
 
 logger = logging.getLogger(__name__)
 

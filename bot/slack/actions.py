@@ -14,11 +14,11 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.answering import Bot, render, render_stored
-from bot.answers_store import StoredAnswer
-from bot.blocks import Card, render_not_connected, render_searching
-from bot.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
-from bot.tenancy import origin_of, tenant_of
+from bot.core.answers_store import StoredAnswer
+from bot.slack.answering import Bot, render, render_stored
+from bot.slack.blocks import Card, render_not_connected, render_searching
+from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
+from bot.slack.tenancy import origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
 

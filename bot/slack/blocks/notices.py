@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import ContextBlock, HeaderBlock, SectionBlock
 
-from bot.blocks_card import Card, build_card
-from bot.blocks_text import clip, escape_mrkdwn, mrkdwn, one_line
+from bot.slack.blocks.card import Card, build_card
+from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 
 # Slack ids are about a dozen characters; anything longer is not worth showing whole.
 _ID_MAX = 40

@@ -8,7 +8,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, ButtonElement
 
-from bot.blocks_text import clip, units
+from bot.slack.blocks.text import clip, units
 from rag import AskResult
 
 MAX_BLOCKS = 50

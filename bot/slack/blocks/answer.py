@@ -15,8 +15,8 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.blocks_card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
-from bot.blocks_sources import (
+from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
+from bot.slack.blocks.sources import (
     QUOTE_FLOOR,
     QUOTE_MAX,
     Source,
@@ -27,7 +27,7 @@ from bot.blocks_sources import (
     search_scope,
     source_line,
 )
-from bot.blocks_text import clean, clip, escape_mrkdwn, mrkdwn, one_line, split_chunks, units
+from bot.slack.blocks.text import clean, clip, escape_mrkdwn, mrkdwn, one_line, split_chunks, units
 from rag import AskResult
 
 SECTION_MAX = 3000

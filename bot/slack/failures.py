@@ -15,9 +15,9 @@ from slack_bolt.async_app import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import render_internal_error, render_store_unavailable
-from bot.delivery import Delivery, DeliveryError
-from bot.metrics import BotMetrics
+from bot.core.metrics import BotMetrics
+from bot.slack.blocks import render_internal_error, render_store_unavailable
+from bot.slack.delivery import Delivery, DeliveryError
 from rag import StoreError
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
-from bot.blocks_text import clean, clip, escape_mrkdwn, link, one_line, units
+from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, one_line, units
 from rag import AskResult, Citation, Evidence
 
 # Per-field caps (in units) so that one long title or owner cannot crowd out the rest.

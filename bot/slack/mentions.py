@@ -15,12 +15,12 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alerts import AlertText, fit_question, read_message
-from bot.answering import Bot, render
-from bot.answers_store import Placement
-from bot.blocks import render_not_connected, render_usage
-from bot.delivery import working_mark
-from bot.tenancy import origin_of, tenant_of
+from bot.core.answers_store import Placement
+from bot.slack.alerts import AlertText, fit_question, read_message
+from bot.slack.answering import Bot, render
+from bot.slack.blocks import render_not_connected, render_usage
+from bot.slack.delivery import working_mark
+from bot.slack.tenancy import origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class MentionListener:
             response_url=None,
         )
         async with working_mark(client, channel=channel, ts=ts):
-            service = await self.bot.scope(tenant, origin, hints)
+            service = await self.bot.scope_for(tenant, origin, hints)
             result = await self.bot.ask(tenant, question, service=service, placement=placement)
             card = render(result, entry="mention", question=question, ephemeral=False)
             message_ts = await delivery.post(

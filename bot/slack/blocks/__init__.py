@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import ContextBlock
 
-from bot.blocks_answer import render_answer
-from bot.blocks_card import Card, build_card
-from bot.blocks_notices import (
+from bot.slack.blocks.answer import render_answer
+from bot.slack.blocks.card import Card, build_card
+from bot.slack.blocks.notices import (
     render_internal_error,
     render_not_connected,
     render_searching,
     render_store_unavailable,
     render_usage,
 )
-from bot.blocks_outcomes import render_error, render_no_evidence
-from bot.blocks_text import clip, escape_mrkdwn, mrkdwn, one_line
+from bot.slack.blocks.outcomes import render_error, render_no_evidence
+from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 from rag import AskResult
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rag import Store, channel_service, find_tenant
+from rag import Store, find_tenant
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,6 @@ async def tenant_of(store: Store, origin: Origin) -> str | None:
     if origin.team_id is None and origin.enterprise_id is None:
         return None
     return await find_tenant(store, team_id=origin.team_id, enterprise_id=origin.enterprise_id)
-
-
-async def channel_scope(store: Store, tenant: str, origin: Origin) -> str | None:
-    """The service a channel is scoped to (``runbook channel map``), if any."""
-    if origin.team_id is None or origin.channel_id is None:
-        return None
-    return await channel_service(store, tenant, origin.team_id, origin.channel_id)
 
 
 def _str_or_none(value: object) -> str | None:

@@ -13,12 +13,12 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alerts import fit_question, read_message
-from bot.answering import Bot, render
-from bot.answers_store import Placement
-from bot.blocks import render_not_connected, render_usage
-from bot.delivery import UNREACHABLE_CHANNEL, slack_error, working_mark
-from bot.tenancy import origin_of, tenant_of
+from bot.core.answers_store import Placement
+from bot.slack.alerts import fit_question, read_message
+from bot.slack.answering import Bot, render
+from bot.slack.blocks import render_not_connected, render_usage
+from bot.slack.delivery import UNREACHABLE_CHANNEL, slack_error, working_mark
+from bot.slack.tenancy import origin_of, tenant_of
 
 CALLBACK_ID = "ask_runbooks"
 
@@ -62,7 +62,7 @@ class ShortcutListener:
         )
         posted_ts: str | None = None
         async with working_mark(client, channel=channel, ts=message_ts):
-            service = await self.bot.scope(tenant, origin, alert.hints)
+            service = await self.bot.scope_for(tenant, origin, alert.hints)
             result = await self.bot.ask(tenant, question, service=service, placement=placement)
             try:
                 card = render(result, entry="shortcut", question=question, ephemeral=False)

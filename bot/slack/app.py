@@ -18,19 +18,20 @@ from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.actions import register_actions
-from bot.answering import Bot
-from bot.answers_store import AnswerStore
-from bot.commands import register_commands
-from bot.dedupe import EventDeduper, build_intake_middleware
-from bot.delivery import Delivery
-from bot.failures import ErrorReporter
-from bot.mentions import register_mentions
-from bot.metrics import BotMetrics
-from bot.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
-from bot.retries import install_retry_handlers
-from bot.shortcuts import register_shortcuts
-from bot.tasks import BackgroundTasks
+from bot.core.answers_store import AnswerStore
+from bot.core.dedupe import EventDeduper
+from bot.core.metrics import BotMetrics
+from bot.core.tasks import BackgroundTasks
+from bot.slack.actions import register_actions
+from bot.slack.answering import Bot
+from bot.slack.commands import register_commands
+from bot.slack.delivery import Delivery
+from bot.slack.failures import ErrorReporter
+from bot.slack.intake import build_intake_middleware
+from bot.slack.mentions import register_mentions
+from bot.slack.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
+from bot.slack.retries import install_retry_handlers
+from bot.slack.shortcuts import register_shortcuts
 from rag import RagService, Settings, Store
 
 logger = logging.getLogger(__name__)

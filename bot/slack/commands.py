@@ -10,10 +10,10 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-from bot.answering import Bot, render
-from bot.answers_store import Placement
-from bot.blocks import render_not_connected, render_searching, render_usage
-from bot.tenancy import origin_of, tenant_of
+from bot.core.answers_store import Placement
+from bot.slack.answering import Bot, render
+from bot.slack.blocks import render_not_connected, render_searching, render_usage
+from bot.slack.tenancy import origin_of, tenant_of
 
 COMMAND = "/runbook"
 _HELP_WORDS = frozenset({"", "help", "?", "-h", "--help"})
@@ -54,7 +54,7 @@ class CommandListener:
             ephemeral=True,
             response_url=command.get("response_url"),
         )
-        service = await self.bot.scope(tenant, origin)
+        service = await self.bot.scope_for(tenant, origin)
         result = await self.bot.ask(tenant, question, service=service, placement=placement)
         card = render(result, entry="command", question=question, ephemeral=True)
         await delivery.respond(respond, card, replace_original=True)

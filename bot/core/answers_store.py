@@ -13,7 +13,7 @@ from typing import Any, Literal, LiteralString
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from bot.result_codec import result_from_json, result_to_json
+from bot.core.result_codec import result_from_json, result_to_json
 from rag import AskResult, Store
 
 Entry = Literal["mention", "command", "shortcut"]

@@ -1,0 +1,1 @@
+"""The Slack surface: Bolt app, one listener module per entry point, OAuth stores, Block Kit."""
