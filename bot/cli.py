@@ -16,10 +16,14 @@ from urllib.parse import quote
 
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
+from bot.core.upkeep import upkeep_running
+from bot.owners_cli import HANDLERS as OWNER_HANDLERS
+from bot.owners_cli import add_owner_commands
 from bot.server import build_web_app, run_http
 from bot.slack.app import build_app
 from bot.slack.blocks import Card, render_result
 from bot.slack.modes import SlackMode, slack_mode
+from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
 from rag import Settings, build_parser, open_runtime, run_cli, run_demo
@@ -32,13 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     _add_commands(commands)
     args = parser.parse_args(argv)  # only to choose handlers; run_cli parses again and runs
-    handlers = {"serve": _serve_command, "start": _start_command}
+    handlers = {"serve": _serve_command, "start": _start_command, **OWNER_HANDLERS}
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
     return run_cli(parser, argv, handlers)
 
 
 def _add_commands(commands: Any) -> None:
+    add_owner_commands(commands)
     serve = commands.add_parser("serve", help="run the Slack app (HTTP or Socket Mode)")
     start = commands.add_parser(
         "start", help="serve when Slack is configured, otherwise run the local demo"
@@ -85,17 +90,21 @@ async def _serve(settings: Settings, mode: SlackMode) -> int:
             rag_metrics=runtime.service.metrics,
             bot_metrics=metrics,
         )
-        if mode.kind == "socket" and settings.slack_app_token is not None:
-            await run_socket_mode(
-                app,
-                web_app,
-                app_token=settings.slack_app_token.get_secret_value(),
-                host=settings.host,
-                port=settings.port,
-                tasks=tasks,
-            )
-        else:
-            await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks)
+        owners = SlackOwnerMessenger(
+            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+        )
+        async with upkeep_running(runtime.store, owners, settings):
+            if mode.kind == "socket" and settings.slack_app_token is not None:
+                await run_socket_mode(
+                    app,
+                    web_app,
+                    app_token=settings.slack_app_token.get_secret_value(),
+                    host=settings.host,
+                    port=settings.port,
+                    tasks=tasks,
+                )
+            else:
+                await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks)
     return 0
 
 
@@ -103,7 +112,7 @@ async def _ask_blocks_command(args: argparse.Namespace, settings: Settings) -> i
     question = " ".join(args.question)
     async with open_runtime(settings) as runtime:
         result = await runtime.service.ask(args.tenant, question, service=args.service)
-    card = render_result(result, question=question)
+    card = render_result(result, question=question, stale_after_days=settings.stale_after_days)
     print(json.dumps({"blocks": card.blocks}, indent=2, ensure_ascii=False))
     print(f"\nPreview: {builder_url(card)}")
     return 1 if result.status == "error" else 0

@@ -30,6 +30,7 @@ from rag.metrics import RagMetrics
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import RagService
 from rag.settings import Settings
+from rag.staleness import age_in_days
 from rag.store import Store
 from rag.workspaces import (
     ChannelScope,
@@ -73,6 +74,7 @@ __all__ = [
     "StoreError",
     "Workspace",
     "add_workspace",
+    "age_in_days",
     "build_parser",
     "run_cli",
     "ask_result_json",

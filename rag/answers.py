@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from rag.evidence import Evidence, Excerpt
+from rag.staleness import age_in_days
 
 DraftStatus = Literal["answered", "not_in_sources"]
 AskStatus = Literal["answered", "abstained", "error"]
@@ -91,6 +92,7 @@ def ask_result_json(result: AskResult) -> dict[str, object]:
                 "heading_path": list(c.evidence.heading_path),
                 "quote": c.quote,
                 "url": c.evidence.url,
+                "updated_days_ago": age_in_days(c.evidence.updated),
             }
             for c in result.citations
         ],

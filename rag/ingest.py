@@ -28,6 +28,7 @@ from rag.sources import (
     parse_source,
     read_text,
 )
+from rag.staleness import record_update_dates
 from rag.store import Store
 
 logger = logging.getLogger(__name__)
@@ -192,6 +193,7 @@ async def ingest_path(
             if on_progress is not None:
                 on_progress(done_files, total_files)
 
+    await record_update_dates(store, folders)
     if prune:
         for tenant_id, (seen_ids, failed_paths) in per_tenant_seen.items():
             report.removed += await _prune(store, tenant_id, seen_ids, failed_paths)

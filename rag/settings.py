@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 
+    # Owners' loop (issue 14): text retention, runbook staleness, owner notifications.
+    retain_text_days: int = Field(default=30, ge=1)
+    stale_after_days: int = Field(default=365, ge=1)
+    owner_batch_minutes: int = Field(default=60, ge=1)
+    owner_flush_interval_s: float = Field(default=60.0, gt=0)
+
     @model_validator(mode="after")
     def _overlap_below_cap(self) -> Settings:
         if self.chunk_overlap_chars >= self.chunk_max_chars:

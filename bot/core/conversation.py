@@ -10,6 +10,7 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from bot.core.answer_facts import record_answer_facts
 from bot.core.answers_store import AnswerStore, Placement
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
@@ -42,7 +43,18 @@ class Conversation:
         question = storable(question)
         async with self.answer_slots:
             result = await self.service.ask(tenant, question, service=service)
-        await self.answers.save(result, question=question, service=service, placement=placement)
+        answer_id = await self.answers.save(
+            result, question=question, service=service, placement=placement
+        )
+        catalog = await self.service.catalogs.catalog_for(tenant)
+        await record_answer_facts(
+            self.store,
+            result,
+            answer_id,
+            question=question,
+            service=service,
+            known_services=catalog.services,
+        )
         return result
 
     async def scope(

@@ -18,6 +18,7 @@ from bot.core.answers_store import StoredAnswer
 from bot.slack.answering import Bot, render, render_stored
 from bot.slack.blocks import Card, render_not_connected, render_searching
 from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
+from bot.slack.feedback_form import open_reason_form
 from bot.slack.tenancy import origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
@@ -64,7 +65,9 @@ class ActionListener:
         if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, _user(body)):
             await self.bot.delivery.respond(respond, ALREADY_SHARED)
             return
-        card = render_stored(stored, ephemeral=False)
+        card = render_stored(
+            stored, ephemeral=False, stale_after_days=self.bot.settings.stale_after_days
+        )
         channel = (body.get("container") or {}).get("channel_id") or stored.placement.channel_id
         if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
             # The response_url can still post to the channel on the user's behalf.
@@ -87,7 +90,11 @@ class ActionListener:
         )
         ephemeral = _is_ephemeral(body)
         card = render(
-            result, entry=stored.placement.entry, question=stored.question, ephemeral=ephemeral
+            result,
+            entry=stored.placement.entry,
+            question=stored.question,
+            ephemeral=ephemeral,
+            stale_after_days=self.bot.settings.stale_after_days,
         )
         await self._replace(body, client, respond, card)
         self.bot.metrics.answers_posted.labels("retry", result.status).inc()
@@ -102,7 +109,9 @@ class ActionListener:
         await ack()
         logger.info("ignored click on unknown action in %s", _describe_action(body))
 
-    async def feedback(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+    async def feedback(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+    ) -> None:
         self.bot.tasks.adopt_current()
         await ack()
         answer_id, _, vote = _value(body).rpartition(":")
@@ -112,6 +121,8 @@ class ActionListener:
         recorded = vote in ("up", "down") and await self.bot.answers.record_feedback(
             tenant, answer_id, _user(body), vote
         )
+        if recorded and vote == "down":
+            await open_reason_form(client, body, answer_id)  # 👎 asks why (feedback_form.py)
         await self.bot.delivery.respond(respond, THANKS if recorded else GONE)
 
     async def _toggle_quote(
@@ -131,7 +142,12 @@ class ActionListener:
         n = int(match.group(1)) if match else 0
         expanded = stored.expanded | {n} if show else stored.expanded - {n}
         await self.bot.answers.set_expanded(stored.tenant, stored.answer_id, expanded)
-        card = render_stored(stored, ephemeral=_is_ephemeral(body), expanded=expanded)
+        card = render_stored(
+            stored,
+            ephemeral=_is_ephemeral(body),
+            expanded=expanded,
+            stale_after_days=self.bot.settings.stale_after_days,
+        )
         await self._replace(body, client, respond, card)
 
     async def _post_if_member(

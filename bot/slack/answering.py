@@ -32,20 +32,32 @@ def render(
     entry: str,
     question: str,
     ephemeral: bool,
+    stale_after_days: int,
     expanded: frozenset[int] = frozenset(),
 ) -> Card:
     # A mention's question sits right above its answer; elsewhere the card restates it.
     shown = None if entry == "mention" else question
-    return render_result(result, expanded=expanded, ephemeral=ephemeral, question=shown)
+    return render_result(
+        result,
+        expanded=expanded,
+        ephemeral=ephemeral,
+        question=shown,
+        stale_after_days=stale_after_days,
+    )
 
 
 def render_stored(
-    stored: StoredAnswer, *, ephemeral: bool, expanded: frozenset[int] | None = None
+    stored: StoredAnswer,
+    *,
+    ephemeral: bool,
+    stale_after_days: int,
+    expanded: frozenset[int] | None = None,
 ) -> Card:
     return render(
         stored.result,
         entry=stored.placement.entry,
         question=stored.question,
         ephemeral=ephemeral,
+        stale_after_days=stale_after_days,
         expanded=stored.expanded if expanded is None else expanded,
     )

@@ -27,6 +27,7 @@ from bot.slack.answering import Bot
 from bot.slack.commands import register_commands
 from bot.slack.delivery import Delivery
 from bot.slack.failures import ErrorReporter
+from bot.slack.feedback_form import register_feedback_form
 from bot.slack.intake import build_intake_middleware
 from bot.slack.mentions import register_mentions
 from bot.slack.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
@@ -44,6 +45,7 @@ BOT_SCOPES = (
     "reactions:write",
     "channels:history",
     "groups:history",
+    "usergroups:read",
 )
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
@@ -101,6 +103,7 @@ def build_app(
     register_commands(app, bot)
     register_shortcuts(app, bot)
     register_actions(app, bot)
+    register_feedback_form(app, bot)
     app.error(ErrorReporter(delivery, metrics).handle)
     return app
 

@@ -56,6 +56,12 @@ class CommandListener:
         )
         service = await self.bot.scope_for(tenant, origin)
         result = await self.bot.ask(tenant, question, service=service, placement=placement)
-        card = render(result, entry="command", question=question, ephemeral=True)
+        card = render(
+            result,
+            entry="command",
+            question=question,
+            ephemeral=True,
+            stale_after_days=self.bot.settings.stale_after_days,
+        )
         await delivery.respond(respond, card, replace_original=True)
         self.bot.metrics.answers_posted.labels("command", result.status).inc()

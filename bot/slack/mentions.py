@@ -90,7 +90,13 @@ class MentionListener:
         async with working_mark(client, channel=channel, ts=ts):
             service = await self.bot.scope_for(tenant, origin, hints)
             result = await self.bot.ask(tenant, question, service=service, placement=placement)
-            card = render(result, entry="mention", question=question, ephemeral=False)
+            card = render(
+                result,
+                entry="mention",
+                question=question,
+                ephemeral=False,
+                stale_after_days=self.bot.settings.stale_after_days,
+            )
             message_ts = await delivery.post(
                 client, channel=channel, thread_ts=thread_ts, card=card
             )

@@ -65,14 +65,26 @@ class ShortcutListener:
             service = await self.bot.scope_for(tenant, origin, alert.hints)
             result = await self.bot.ask(tenant, question, service=service, placement=placement)
             try:
-                card = render(result, entry="shortcut", question=question, ephemeral=False)
+                card = render(
+                    result,
+                    entry="shortcut",
+                    question=question,
+                    ephemeral=False,
+                    stale_after_days=self.bot.settings.stale_after_days,
+                )
                 posted_ts = await delivery.post(
                     client, channel=channel, thread_ts=thread_ts, card=card
                 )
             except SlackApiError as exc:
                 if slack_error(exc) not in UNREACHABLE_CHANNEL:
                     raise
-                card = render(result, entry="shortcut", question=question, ephemeral=True)
+                card = render(
+                    result,
+                    entry="shortcut",
+                    question=question,
+                    ephemeral=True,
+                    stale_after_days=self.bot.settings.stale_after_days,
+                )
                 await delivery.respond(respond, card)
         self.bot.metrics.answers_posted.labels("shortcut", result.status).inc()
         await self.bot.answers.record_delivery(

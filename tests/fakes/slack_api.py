@@ -78,6 +78,7 @@ class FakeSlack:
     def __init__(self) -> None:
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], dict[str, Any]] = {}
+        self.usergroups: dict[str, list[str]] = {}  # what usergroups.users.list answers
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
         self._port = 0
@@ -200,6 +201,23 @@ class FakeSlack:
             return {"ok": True, "messages": [root]}
         if method == "oauth.v2.access":
             return _oauth_access(body)
+        if method == "views.open":
+            view = body.get("view")
+            parsed = json.loads(view) if isinstance(view, str) else view
+            return {"ok": True, "view": {"id": f"V{next(_MESSAGE_TS):06d}", **(parsed or {})}}
+        if method == "chat.getPermalink":
+            channel, message_ts = str(body.get("channel")), str(body.get("message_ts"))
+            path = f"{channel}/p{message_ts.replace('.', '')}"
+            return {
+                "ok": True,
+                "channel": channel,
+                "permalink": f"https://fake.slack/archives/{path}",
+            }
+        if method == "usergroups.users.list":
+            members = self.usergroups.get(str(body.get("usergroup")))
+            if members is None:
+                return {"ok": False, "error": "no_such_subteam"}
+            return {"ok": True, "users": members}
         return {"ok": True}
 
 

@@ -19,6 +19,7 @@ from bot.slack.blocks.notices import (
     render_usage,
 )
 from bot.slack.blocks.outcomes import render_error, render_no_evidence
+from bot.slack.blocks.sources import STALE_AFTER_DAYS
 from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 from rag import AskResult
 
@@ -45,10 +46,13 @@ def render_result(
     expanded: frozenset[int] = frozenset(),
     ephemeral: bool = False,
     question: str | None = None,
+    stale_after_days: int = STALE_AFTER_DAYS,
 ) -> Card:
     """The card for any ``ask`` outcome; ``question`` is restated on top when given."""
     if result.status == "answered":
-        card = render_answer(result, expanded=expanded, ephemeral=ephemeral)
+        card = render_answer(
+            result, expanded=expanded, ephemeral=ephemeral, stale_after_days=stale_after_days
+        )
     elif result.status == "abstained":
         card = render_no_evidence(result)
     else:

@@ -19,6 +19,7 @@ from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interac
 from bot.slack.blocks.sources import (
     QUOTE_FLOOR,
     QUOTE_MAX,
+    STALE_AFTER_DAYS,
     Source,
     group_citations,
     inline_quote,
@@ -45,14 +46,19 @@ PROVIDER_NOTES = {
 
 
 def render_answer(
-    result: AskResult, *, expanded: frozenset[int] = frozenset(), ephemeral: bool = False
+    result: AskResult,
+    *,
+    expanded: frozenset[int] = frozenset(),
+    ephemeral: bool = False,
+    stale_after_days: int = STALE_AFTER_DAYS,
 ) -> Card:
     """Each quote sits in a collapsible container, except those in ``expanded``: they show
     inline, for clients without containers, and their button reads "Hide quote"."""
     sources = group_citations(result.citations)
     shown = sources[:MAX_SOURCES]
     answer_id = interaction_id(result)
-    head = _answer_sections(result.answer) + _source_sections(shown, len(sources) - len(shown))
+    hidden = len(sources) - len(shown)
+    head = _answer_sections(result.answer) + _source_sections(shown, hidden, stale_after_days)
     tail: list[Block] = []
     if shown and answer_id:
         toggles = [_toggle(source.n, source.n in expanded, answer_id) for source in shown]
@@ -92,10 +98,13 @@ def _answer_sections(answer: str) -> list[Block]:
     return blocks
 
 
-def _source_sections(shown: Sequence[Source], hidden: int) -> list[Block]:
+def _source_sections(shown: Sequence[Source], hidden: int, stale_after_days: int) -> list[Block]:
     if not shown:
         return []
-    lines = "\n".join(source_line(source.evidence, source.n) for source in shown)
+    lines = "\n".join(
+        source_line(source.evidence, source.n, stale_after_days=stale_after_days)
+        for source in shown
+    )
     blocks: list[Block] = [
         SectionBlock(text=mrkdwn(chunk))
         for chunk in split_chunks(f"*Sources*\n{lines}", SECTION_MAX)

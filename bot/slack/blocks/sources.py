@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 
 from slack_sdk.models.blocks import (
     ContainerBlock,
@@ -15,7 +16,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, one_line, units
-from rag import AskResult, Citation, Evidence
+from rag import AskResult, Citation, Evidence, age_in_days
 
 # Per-field caps (in units) so that one long title or owner cannot crowd out the rest.
 LABEL_MAX = 100
@@ -23,6 +24,7 @@ OWNER_MAX = 50
 UPDATED_MAX = 25
 TITLE_MAX = 100  # container title and inline quote heading (Slack allows 150)
 SCOPE_MAX = 60  # tenant and service names
+STALE_AFTER_DAYS = 365  # RUNBOOK_STALE_AFTER_DAYS' default
 # Quote text per citation number. Below the floor a quote is too short to check anything
 # against, so callers never grant less; a second quote is skipped if less than a line is left.
 QUOTE_FLOOR = 120
@@ -59,14 +61,31 @@ def source_label(evidence: Evidence) -> str:
     return " › ".join([title, *path])
 
 
-def source_line(evidence: Evidence, n: int | None = None) -> str:
+def source_line(
+    evidence: Evidence,
+    n: int | None = None,
+    *,
+    stale_after_days: int = STALE_AFTER_DAYS,
+    today: date | None = None,
+) -> str:
     """A mrkdwn line: number (or bullet), linked label, owner and last update when known."""
     parts = [link(evidence.url, clip(escape_mrkdwn(source_label(evidence)), LABEL_MAX))]
     if owner := one_line(evidence.owner):
         parts.append("owner " + clip(escape_mrkdwn(owner), OWNER_MAX))
     if updated := one_line(evidence.updated):
-        parts.append("updated " + clip(escape_mrkdwn(updated), UPDATED_MAX))
+        parts.append(updated_note(updated, stale_after_days=stale_after_days, today=today))
     return ("•" if n is None else f"*[{n}]*") + " " + " · ".join(parts)
+
+
+def updated_note(updated: str, *, stale_after_days: int, today: date | None = None) -> str:
+    """ "updated N days ago", with a warning past the staleness threshold."""
+    age = age_in_days(updated, today=today)
+    if age is None:  # a frontmatter value that is not a date: show it as written
+        return "updated " + clip(escape_mrkdwn(updated), UPDATED_MAX)
+    when = "today" if age == 0 else f"{age} day{'s' if age != 1 else ''} ago"
+    if age > stale_after_days:
+        return f":warning: updated {when} (may be stale)"
+    return f"updated {when}"
 
 
 def nearest_documents(evidence: Iterable[Evidence], limit: int = 3) -> list[Evidence]:

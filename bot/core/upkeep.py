@@ -1,0 +1,60 @@
+"""Periodic work inside ``runbook serve``: flush owner notes, purge expired text.
+
+Every replica runs it; the flush's row locks and the purge's idempotence make that safe. A
+failed round is logged and retried on the next one; it never takes the server down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import aiohttp
+import psycopg
+
+from bot.core.owner_queue import OwnerMessenger, flush_owner_notes
+from bot.core.retention import purge_expired_text
+from rag import Settings, Store
+
+logger = logging.getLogger(__name__)
+
+PURGE_EVERY_S = 3600.0
+
+
+@contextlib.asynccontextmanager
+async def upkeep_running(
+    store: Store, messenger: OwnerMessenger, settings: Settings
+) -> AsyncIterator[asyncio.Task[None]]:
+    """Run ``run_upkeep`` in the background for the duration of the block."""
+    task = asyncio.create_task(run_upkeep(store, messenger, settings), name="runbook-upkeep")
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def run_upkeep(store: Store, messenger: OwnerMessenger, settings: Settings) -> None:
+    next_purge = time.monotonic()
+    while True:
+        try:
+            if time.monotonic() >= next_purge:
+                await purge_expired_text(store, retain_days=settings.retain_text_days)
+                next_purge = time.monotonic() + PURGE_EVERY_S
+            flushed = await flush_owner_notes(
+                store, messenger, batch_minutes=settings.owner_batch_minutes
+            )
+            if flushed.sent or flushed.unrouted or flushed.failed:
+                logger.info(
+                    "owner notes: %d sent, %d stored only, %d failed",
+                    flushed.sent,
+                    flushed.unrouted,
+                    len(flushed.failed),
+                )
+        except (psycopg.Error, aiohttp.ClientError, TimeoutError) as exc:
+            logger.warning("upkeep round failed (%s); retrying next round", type(exc).__name__)
+        await asyncio.sleep(settings.owner_flush_interval_s)

@@ -1,0 +1,170 @@
+"""The owners' loop commands: ``owner map|default|list``, ``gaps``, ``digest``, ``retention purge``.
+
+Added to the ``runbook`` parser by ``bot.cli``; each handler reads settings once and opens the
+store itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.gaps import GapReport, gap_report
+from bot.core.gaps_html import render_gap_html
+from bot.core.owners import list_owner_targets, map_owner, set_default_owner
+from bot.core.retention import purge_expired_text
+from bot.slack.blocks.digest import render_digest
+from bot.slack.retries import install_retry_handlers
+from rag import Settings, open_store
+
+EXIT_OK, EXIT_USAGE = 0, 2
+SLACK_TIMEOUT_S = 10
+_SINCE = re.compile(r"^(\d{1,4})([hdw])$")
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str) -> timedelta:
+    """``7d``, ``48h``, ``2w`` → a timedelta (an argparse ``type``)."""
+    match = _SINCE.match(text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a period like 7d, 48h or 2w")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def add_owner_commands(commands: Any) -> None:
+    owner = commands.add_parser("owner", help="route 👎 feedback to runbook owners")
+    actions = owner.add_subparsers(dest="action", required=True)
+    mapping = actions.add_parser("map", help="frontmatter owner NAME → Slack TARGET")
+    mapping.add_argument("tenant")
+    mapping.add_argument("name")
+    mapping.add_argument("target", help="U… user, S… user group, C… channel or #channel")
+    fallback = actions.add_parser("default", help="where feedback goes without an owner")
+    fallback.add_argument("tenant")
+    fallback.add_argument("target")
+    listing = actions.add_parser("list")
+    listing.add_argument("tenant")
+
+    gaps = commands.add_parser("gaps", help="unanswered topics, 👎 runbooks, stale runbooks")
+    gaps.add_argument("--tenant", required=True)
+    gaps.add_argument("--since", type=parse_since, default=timedelta(days=7))
+    gaps.add_argument("--json", action="store_true", help="print one JSON object")
+    gaps.add_argument("--html", type=Path, help="also write a self-contained HTML page")
+
+    digest = commands.add_parser("digest", help="post the week's gap summary to Slack")
+    digest.add_argument("--tenant", required=True)
+    digest.add_argument("--channel", required=True)
+    digest.add_argument("--since", type=parse_since, default=timedelta(days=7))
+
+    retention = commands.add_parser("retention", help="text retention")
+    retention_actions = retention.add_subparsers(dest="action", required=True)
+    purge = retention_actions.add_parser("purge", help="remove text past RUNBOOK_RETAIN_TEXT_DAYS")
+    purge.add_argument("--json", action="store_true")
+
+
+async def owner_command(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_store(settings) as store:
+        if args.action == "map":
+            mapped = await map_owner(store, args.tenant, args.name, args.target)
+            print(f"{args.tenant}: owner {mapped.name} → {mapped.target}")
+        elif args.action == "default":
+            mapped = await set_default_owner(store, args.tenant, args.target)
+            print(f"{args.tenant}: runbooks without a reachable owner → {mapped.target}")
+        else:
+            for target in await list_owner_targets(store, args.tenant):
+                print(f"{target.name or '(default)'} → {target.target}")
+    return EXIT_OK
+
+
+async def gaps_command(args: argparse.Namespace, settings: Settings) -> int:
+    report = await _report(settings, args.tenant, args.since)
+    if args.html is not None:
+        page = await asyncio.to_thread(render_gap_html, report)
+        await asyncio.to_thread(args.html.write_text, page, encoding="utf-8")
+    if args.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        print(format_gaps(report))
+        if args.html is not None:
+            print(f"HTML report: {args.html}")
+    return EXIT_OK
+
+
+async def digest_command(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.slack_bot_token is None:
+        print("runbook digest: set SLACK_BOT_TOKEN (and SLACK_API_URL if needed)", file=sys.stderr)
+        return EXIT_USAGE
+    report = await _report(settings, args.tenant, args.since)
+    card = render_digest(report, days=max(1, round(args.since / timedelta(days=1))))
+    client = AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=SLACK_TIMEOUT_S,
+    )
+    install_retry_handlers(client)
+    response = await client.chat_postMessage(
+        channel=args.channel,
+        text=card.text,
+        blocks=card.blocks,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    print(f"digest for {args.tenant} posted to {args.channel} (ts {response.get('ts')})")
+    return EXIT_OK
+
+
+async def retention_command(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_store(settings) as store:
+        purged = await purge_expired_text(store, retain_days=settings.retain_text_days)
+    if args.json:
+        print(json.dumps({"retain_text_days": settings.retain_text_days, **purged.counts}))
+    else:
+        counts = ", ".join(f"{name} {count}" for name, count in purged.counts.items())
+        print(f"purged text older than {settings.retain_text_days} days: {counts}")
+    return EXIT_OK
+
+
+HANDLERS = {
+    "owner": owner_command,
+    "gaps": gaps_command,
+    "digest": digest_command,
+    "retention": retention_command,
+}
+
+
+async def _report(settings: Settings, tenant: str, since: timedelta) -> GapReport:
+    """Purge first, so a report never shows text past its retention."""
+    async with open_store(settings) as store:
+        await purge_expired_text(store, retain_days=settings.retain_text_days)
+        return await gap_report(
+            store,
+            tenant,
+            since=since,
+            stale_after_days=settings.stale_after_days,
+            now=datetime.now(UTC),
+        )
+
+
+def format_gaps(report: GapReport) -> str:
+    t = report.totals
+    lines = [
+        f"{report.tenant} since {report.since}: {t['questions']} questions, "
+        f"{t['answered']} answered, {t['abstained']} unanswered ({t['open_gaps']} open), "
+        f"{t['up']} up, {t['down']} down",
+        "Unanswered topics:",
+        *(f"  {g.count:>4}  {g.kind}: {g.label}" for g in report.gaps),
+        "Runbooks by 👎:",
+        *(f"  {r.down:>4}  {r.document_id}  {r.reasons}" for r in report.downvoted),
+        f"Stale runbooks (over {report.stale_after_days} days) by answers:",
+        *(f"  {r.answers:>4}  {r.document_id}  {r.age_days} days" for r in report.stale),
+        "Per runbook (answered / up / down):",
+        *(f"  {r.answered:>4} / {r.up} / {r.down}  {r.document_id}" for r in report.runbooks),
+    ]
+    return "\n".join(lines)
