@@ -27,20 +27,52 @@ from tests.slack_harness import served_app
 
 SECRET = credentials.SLACK_SIGNING_SECRET
 CHANNEL = "C_INCIDENT"
-CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "acme"
 FAILOVER_QUESTION = "Patroni did not fail over by itself, how do I promote a replica by hand?"
 
 
+FAILOVER_RUNBOOK = """---
+title: Postgres primary failover (Patroni)
+service: postgres
+url: https://wiki.acme.example/runbooks/database/primary-failover
+---
+
+# Postgres primary failover (Patroni)
+
+## Symptoms
+
+Alert `PatroniLeaderMissing`: no node holds the leader key, every write fails.
+
+## Manual failover
+
+If Patroni did not fail over by itself, promote a replica by hand: run
+`patronictl failover pg-main --candidate pg-main-2` and confirm the new leader with
+`patronictl list`.
+"""
+
+LATENCY_RUNBOOK = """---
+title: High latency on checkout-api
+service: checkout-api
+---
+
+# High latency on checkout-api
+
+## Diagnosis
+
+Check the p99 latency panel, then the HPA: `kubectl get hpa checkout-api`.
+"""
+
+
 def write_owned_corpus(root: Path, owners: dict[str, str]) -> Path:
-    """Copies of two demo runbooks whose frontmatter ``owner`` is replaced (or removed)."""
-    for relative in ("database/primary-failover.md", "checkout/high-api-latency.md"):
-        text = (CORPUS / relative).read_text(encoding="utf-8")
-        lines = [line for line in text.splitlines() if not line.startswith("owner:")]
+    """Two small runbooks, each with the frontmatter ``owner`` given for it (or none)."""
+    for relative, text in (
+        ("database/primary-failover.md", FAILOVER_RUNBOOK),
+        ("checkout/high-api-latency.md", LATENCY_RUNBOOK),
+    ):
         if (owner := owners.get(relative)) is not None:
-            lines.insert(1, f"owner: {owner}")
+            text = text.replace("---\n", f"---\nowner: {owner}\n", 1)
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
     return root
 
 
@@ -98,9 +130,7 @@ class OwnerHarness:
         self, view: dict[str, Any], user: str, reason: str, comment: str | None = None
     ) -> None:
         values: dict[str, Any] = {
-            "reason": {
-                "reason": {"type": "radio_buttons", "selected_option": {"value": reason}}
-            },
+            "reason": {"reason": {"type": "radio_buttons", "selected_option": {"value": reason}}},
             "comment": {"comment": {"type": "plain_text_input", "value": comment}},
         }
         payload = {

@@ -159,7 +159,7 @@ def test_one_source_line_per_citation_number() -> None:
     assert text.count("*[2]*") == 1
     assert "Database failover › Promote the replica" in text
     assert "|App config> ·" in text
-    assert "owner team-db · updated 2026-05-02" in text
+    assert re.search(r"owner team-db · updated (\d+ days? ago|today)", text)
 
 
 @pytest.mark.parametrize(

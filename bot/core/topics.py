@@ -44,7 +44,8 @@ def question_topics(
         topics[f"{SERVICE}:{name}"] = None
     if service:
         topics[f"{SERVICE}:{service}"] = None
-    covered = {a.lower() for a in alerts} | {part for s in services for part in _parts(s)}
+    covered = {a.lower() for a in alerts} | {s.lower() for s in services}
+    covered |= {part for s in services for part in _parts(s)}
     terms = 0
     for word in _WORD.findall(question):
         term = normalise_term(word)

@@ -22,25 +22,35 @@ from rag import Settings, Store
 logger = logging.getLogger(__name__)
 
 PURGE_EVERY_S = 3600.0
+STOP_TIMEOUT_S = 10.0
 
 
 @contextlib.asynccontextmanager
 async def upkeep_running(
     store: Store, messenger: OwnerMessenger, settings: Settings
 ) -> AsyncIterator[asyncio.Task[None]]:
-    """Run ``run_upkeep`` in the background for the duration of the block."""
-    task = asyncio.create_task(run_upkeep(store, messenger, settings), name="runbook-upkeep")
+    """Run ``run_upkeep`` in the background for the duration of the block.
+
+    On exit the round in progress may finish (a flush cut off between its Slack post and its
+    commit would send that batch again), up to ``STOP_TIMEOUT_S``.
+    """
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_upkeep(store, messenger, settings, stop), name="upkeep")
     try:
         yield task
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        stop.set()
+        try:
+            await asyncio.wait_for(task, STOP_TIMEOUT_S)
+        except TimeoutError:
+            logger.warning("upkeep round still running at shutdown; cancelled")
 
 
-async def run_upkeep(store: Store, messenger: OwnerMessenger, settings: Settings) -> None:
+async def run_upkeep(
+    store: Store, messenger: OwnerMessenger, settings: Settings, stop: asyncio.Event
+) -> None:
     next_purge = time.monotonic()
-    while True:
+    while not stop.is_set():
         try:
             if time.monotonic() >= next_purge:
                 await purge_expired_text(store, retain_days=settings.retain_text_days)
@@ -57,4 +67,5 @@ async def run_upkeep(store: Store, messenger: OwnerMessenger, settings: Settings
                 )
         except (psycopg.Error, aiohttp.ClientError, TimeoutError) as exc:
             logger.warning("upkeep round failed (%s); retrying next round", type(exc).__name__)
-        await asyncio.sleep(settings.owner_flush_interval_s)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), settings.owner_flush_interval_s)

@@ -1,0 +1,74 @@
+"""Planting answers and abstentions the way the bot stores them (answer row + answer facts)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.core.answer_facts import record_answer_facts
+from bot.core.answers_store import AnswerStore, Placement
+from rag import AskResult, Citation, Evidence, Store
+
+PLACEMENT = Placement(
+    entry="mention",
+    team_id="T_GAPS",
+    enterprise_id="",
+    channel_id="C_GAPS",
+    thread_ts=None,
+    ephemeral=False,
+    response_url=None,
+)
+
+
+def evidence(document_id: str, version: int = 1, *, updated: str | None = None) -> Evidence:
+    return Evidence(
+        chunk_id=1,
+        document_id=document_id,
+        version=version,
+        title=document_id.rsplit("/", 1)[-1].replace("-", " ").title(),
+        heading_path=("Diagnosis",),
+        content="Check the thing, then restart it.",
+        url=None,
+        owner=None,
+        updated=updated,
+        service=None,
+        cosine=0.5,
+        vector_rank=1,
+        keyword_rank=1,
+        score=0.03,
+    )
+
+
+async def plant(
+    store: Store,
+    tenant: str,
+    question: str,
+    *,
+    answered: bool = False,
+    documents: Sequence[Evidence] = (),
+    known_services: Sequence[str] = (),
+) -> str:
+    """Store one outcome exactly as ``Conversation.ask`` does; returns its answer id."""
+    citations = tuple(
+        Citation(n=n, quote="Check the thing.", evidence=e) for n, e in enumerate(documents, 1)
+    )
+    result = AskResult(
+        status="answered" if answered else "abstained",
+        reason_code=None if answered else "no_evidence",
+        answer="Check the thing. [1]" if answered else "",
+        citations=citations if answered else (),
+        evidence=tuple(documents),
+        provider="extractive",
+        timings_ms={},
+        tenant=tenant,
+    )
+    answers = AnswerStore(store)
+    answer_id = await answers.save(result, question=question, service=None, placement=PLACEMENT)
+    await record_answer_facts(
+        store,
+        result,
+        answer_id,
+        question=question,
+        service=None,
+        known_services=known_services,
+    )
+    return answer_id
