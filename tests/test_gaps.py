@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,6 +15,8 @@ from bot.core.feedback_reasons import record_reason
 from bot.core.gaps import GapReport, gap_report
 from bot.core.gaps_html import render_gap_html
 from rag import FastEmbedder, Settings, Store, add_workspace, ingest_limits, ingest_path
+from tests import credentials
+from tests.fakes.slack_api import FakeSlack
 from tests.gap_fixtures import evidence, plant
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,7 +162,7 @@ async def test_html_report_is_one_offline_page_with_charts_and_a_table_per_secti
     )
 
     page = render_gap_html(await _report(store, unique_tenant))
-    # Gaps, 👎 reasons, per-runbook; nothing is stale here, so that section says so.
+    # Gaps, downvote reasons, per runbook; nothing is stale here, so that section says so.
     assert page.startswith("<!DOCTYPE html>") and page.count("<table>") == 3
     assert page.count("<svg") == 3 and "Nothing in this period" in page
     # Offline: nothing to fetch (the SVGs only link their own glyph paths, "#...").
@@ -172,3 +175,37 @@ async def _report(store: Store, tenant: str) -> GapReport:
     return await gap_report(
         store, tenant, since=timedelta(days=7), stale_after_days=365, now=datetime.now(UTC)
     )
+
+
+async def test_digest_posts_the_weeks_summary_to_the_channel(
+    settings: Settings, store: Store, unique_tenant: str
+) -> None:
+    await add_workspace(store, "T_GAPS_" + unique_tenant, unique_tenant)
+    for question in PLANTED:
+        await plant(store, unique_tenant, question, known_services=SERVICES)
+    assert settings.database_url is not None
+    async with FakeSlack() as slack:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "RUNBOOK_"))}
+        child = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "bot", "digest", "--tenant", unique_tenant),
+            *("--channel", "C_DIGEST"),
+            cwd=REPO,
+            env={
+                **clean,
+                "DATABASE_URL": settings.database_url.get_secret_value(),
+                "RUNBOOK_DATA_DIR": str(settings.data_dir),
+                "PYTHONPATH": str(REPO),
+                "SLACK_BOT_TOKEN": credentials.SLACK_BOT_TOKEN,
+                "SLACK_API_URL": slack.base_url,
+            },
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(child.communicate(), 120)
+        assert child.returncode == 0, err.decode()
+        [post] = slack.calls_to("chat.postMessage")
+    assert post.body["channel"] == "C_DIGEST" and post.token == credentials.SLACK_BOT_TOKEN
+    text = str(post.body["blocks"])
+    assert "Runbook digest" in text and "*8* unanswered" in text
+    assert "*KubePodCrashLooping* (alert) — 2 questions" in text
+    assert "posted to C_DIGEST" in out.decode()

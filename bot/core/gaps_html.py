@@ -1,5 +1,6 @@
 """The gap report as one self-contained HTML page: matplotlib charts inlined as SVG, a table per
-section, no script, font or image fetched from anywhere (glyphs are drawn as SVG paths).
+section, no script, font or image fetched from anywhere (glyphs are drawn as SVG paths). Words,
+not emoji: a machine without an emoji font would show empty boxes.
 
 Rendering is CPU work: call ``render_gap_html`` off the event loop.
 """
@@ -40,8 +41,8 @@ def render_gap_html(report: GapReport) -> str:
             ("answered", "answered"),
             ("abstained", "unanswered"),
             ("open_gaps", "still open"),
-            ("up", "👍"),
-            ("down", "👎"),
+            ("up", "helpful"),
+            ("down", "not helpful"),
         )
     )
     sections = [
@@ -74,7 +75,7 @@ def _gaps_section(report: GapReport) -> str:
             "<br>".join(escape(e) for e in g.examples)
             or '<span class="muted">(text expired)</span>',
             escape(", ".join(g.nearest_runbooks)),
-            escape(g.last_asked),
+            escape(g.last_asked[:16].replace("T", " ")),
         ]
         for g in report.gaps
     ]
@@ -98,8 +99,8 @@ def _downvoted_section(report: GapReport) -> str:
         ]
         for r in report.downvoted
     ]
-    head = ["Runbook", "Document", "👎", "Reasons"]
-    return _section("Runbooks by 👎 and reason", chart if shown else "", head, rows)
+    head = ["Runbook", "Document", "Not helpful", "Reasons"]
+    return _section("Runbooks by not-helpful votes and reason", chart if shown else "", head, rows)
 
 
 def _stale_section(report: GapReport) -> str:
@@ -127,10 +128,10 @@ def _scores_section(report: GapReport) -> str:
         [r.title for r in shown],
         {
             "answered": [r.answered for r in shown],
-            # Chart text is drawn with matplotlib's own font, which has no emoji.
             "helpful": [r.up for r in shown],
             "not helpful": [r.down for r in shown],
         },
+        colours=("#4C72B0", "#55A868", "#C44E52"),
     )
     rows: list[list[str | _Number]] = [
         [
@@ -143,8 +144,10 @@ def _scores_section(report: GapReport) -> str:
         ]
         for r in report.runbooks
     ]
-    head = ["Runbook", "Document", "Answered", "👍", "👎", "Helpful"]
-    return _section("Answered, 👍 and 👎 per runbook", chart if shown else "", head, rows)
+    head = ["Runbook", "Document", "Answered", "Helpful", "Not helpful", "Helpful share"]
+    return _section(
+        "Answered, helpful and not helpful per runbook", chart if shown else "", head, rows
+    )
 
 
 def _section(
@@ -175,7 +178,12 @@ def _cell(content: str | _Number) -> str:
     return f"<td>{content}</td>"
 
 
-def _bar_chart(labels: Sequence[str], series: dict[str, list[int]], stacked: bool = False) -> str:
+def _bar_chart(
+    labels: Sequence[str],
+    series: dict[str, list[int]],
+    stacked: bool = False,
+    colours: Sequence[str] = _COLOURS,
+) -> str:
     """Horizontal bars, one row per label, as an inline SVG element."""
     if not labels or not series:
         return ""
@@ -185,7 +193,7 @@ def _bar_chart(labels: Sequence[str], series: dict[str, list[int]], stacked: boo
     height = 0.8 if stacked else 0.8 / len(series)
     left = [0] * len(labels)
     for index, (name, values) in enumerate(series.items()):
-        colour = _COLOURS[index % len(_COLOURS)]
+        colour = colours[index % len(colours)]
         if stacked:
             axes.barh(rows, values, height, left=left, label=name, color=colour)
             left = [a + b for a, b in zip(left, values, strict=True)]
