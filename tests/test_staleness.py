@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from bot.slack.blocks import render_result
 from rag import AskResult, Citation, FastEmbedder, Settings, Store, ingest_limits, ingest_path
@@ -97,12 +98,18 @@ def test_a_frontmatter_date_that_is_not_a_date_is_shown_as_written() -> None:
 
 def test_ask_json_adds_the_age_to_each_citation_as_a_new_key_only() -> None:
     result = answered(days_ago(3))
-    [citation] = ask_result_json(result)["citations"]  # type: ignore[misc]
+    citation = json_citations(result)[0]
     assert citation["updated_days_ago"] == 3
     old_keys = {"n", "chunk_id", "document_id", "title", "heading_path", "quote", "url"}
     assert set(citation) == old_keys | {"updated_days_ago"}
     undated = replace(result, citations=(replace(result.citations[0], evidence=evidence("x")),))
-    assert ask_result_json(undated)["citations"][0]["updated_days_ago"] is None  # type: ignore[index]
+    assert json_citations(undated)[0]["updated_days_ago"] is None
+
+
+def json_citations(result: AskResult) -> list[dict[str, Any]]:
+    citations = ask_result_json(result)["citations"]
+    assert isinstance(citations, list)
+    return citations
 
 
 def test_age_is_counted_in_whole_days_and_never_negative() -> None:
