@@ -101,6 +101,18 @@ class OwnerHarness:
 
     async def vote_down(self, post: SlackCall, answer_id: str, user: str) -> dict[str, Any]:
         """Click 👎 as ``user``; returns the modal the app opened for it."""
+        trigger = await self._vote(post, answer_id, user, "down")
+        [opened] = await self.slack.wait_for(
+            "views.open", where=lambda c: c.body.get("trigger_id") == trigger
+        )
+        view = opened.body["view"]
+        return view if isinstance(view, dict) else {}
+
+    async def vote_up(self, post: SlackCall, answer_id: str, user: str) -> None:
+        await self._vote(post, answer_id, user, "up")
+
+    async def _vote(self, post: SlackCall, answer_id: str, user: str, vote: str) -> str:
+        """Click a feedback button; returns its trigger id once the click is handled."""
         trigger = f"trigger-{uuid.uuid4().hex[:8]}"
         payload = {
             "type": "block_actions",
@@ -116,15 +128,12 @@ class OwnerHarness:
             "channel": {"id": CHANNEL},
             "response_url": self.slack.response_url(trigger),
             "trigger_id": trigger,
-            "actions": [{"action_id": "feedback", "block_id": "f", "value": f"{answer_id}:down"}],
+            "actions": [{"action_id": "feedback", "block_id": "f", "value": f"{answer_id}:{vote}"}],
         }
         assert (await self.sender.interaction(payload)).status == 200
-        [opened] = await self.slack.wait_for(
-            "views.open", where=lambda c: c.body.get("trigger_id") == trigger
-        )
+        await self.slack.wait_for("response_url", where=lambda c: c.key == trigger)
         assert await self.tasks.drain(10) == 0
-        view = opened.body["view"]
-        return view if isinstance(view, dict) else {}
+        return trigger
 
     async def submit_reason(
         self, view: dict[str, Any], user: str, reason: str, comment: str | None = None

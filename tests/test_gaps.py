@@ -53,14 +53,18 @@ def runbook_cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[s
 
 
 async def test_gap_report_groups_planted_unanswered_questions_into_topics(
-    settings: Settings, store: Store, unique_tenant: str
+    settings: Settings, store: Store, unique_tenant: str, tmp_path: Path
 ) -> None:
     await add_workspace(store, "T_GAPS_" + unique_tenant, unique_tenant)  # creates the tenant
     for question in PLANTED:
         await plant(store, unique_tenant, question, known_services=SERVICES)
 
-    done = runbook_cli(settings, "gaps", "--tenant", unique_tenant, "--since", "7d", "--json")
+    page = tmp_path / "gaps.html"
+    done = runbook_cli(
+        settings, "gaps", "--tenant", unique_tenant, "--since", "7d", "--json", "--html", str(page)
+    )
     assert done.returncode == 0, done.stderr
+    assert "<svg" in page.read_text(encoding="utf-8")
     report = json.loads(done.stdout)
     groups = {g["topic"]: g["count"] for g in report["gaps"]}
     assert groups == {

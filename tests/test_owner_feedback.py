@@ -109,6 +109,19 @@ async def test_a_changed_reason_replaces_the_pending_one(
             assert await cur.fetchone() == (1, "missing_steps")
 
 
+async def test_a_downvote_changed_to_an_upvote_before_the_batch_goes_out_is_not_sent(
+    settings: Settings, store: Store, embedder: FastEmbedder, tmp_path: Path
+) -> None:
+    corpus = write_owned_corpus(tmp_path, {FAILOVER: DBA})
+    async with owner_harness(settings, store, embedder, corpus) as bot:
+        post, answer_id = await bot.ask()
+        await bot.submit_reason(await bot.vote_down(post, answer_id, "U_BOB"), "U_BOB", "unclear")
+        await bot.vote_up(post, answer_id, "U_BOB")
+        report = await bot.flush()
+        assert (report.sent, report.withdrawn) == (0, 1) and not bot.owner_messages(DBA)
+        assert await outcomes(bot) == [("database/primary-failover", "withdrawn", None)]
+
+
 async def test_batching_sends_at_most_one_message_per_runbook_per_window(
     settings: Settings, store: Store, embedder: FastEmbedder, tmp_path: Path
 ) -> None:

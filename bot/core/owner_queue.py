@@ -24,7 +24,7 @@ from rag import Store
 
 logger = logging.getLogger(__name__)
 
-SENT, UNROUTED = "sent", "unrouted"
+SENT, UNROUTED, WITHDRAWN = "sent", "unrouted", "withdrawn"
 
 _ENSURE_BATCH = """
 INSERT INTO owner_batches (tenant_id, document_id) VALUES (%(tenant)s, %(document_id)s)
@@ -40,6 +40,15 @@ ON CONFLICT (tenant_id, answer_id, user_id, document_id) DO UPDATE
     SET reason = excluded.reason, comment = excluded.comment, question = excluded.question,
         quote = excluded.quote, permalink = excluded.permalink, created_at = now(),
         outcome = NULL, target = NULL, sent_at = NULL
+"""
+
+# A voter who changed their 👎 to 👍 before the batch went out no longer has a reason to send.
+_WITHDRAW = """
+UPDATE owner_notifications AS n SET outcome = 'withdrawn', sent_at = now()
+WHERE n.outcome IS NULL
+  AND NOT EXISTS (SELECT FROM feedback AS v
+                  WHERE v.tenant_id = n.tenant_id AND v.answer_id = n.answer_id
+                    AND v.user_id = n.user_id AND v.value = 'down')
 """
 
 _CLAIM = """
@@ -110,6 +119,7 @@ class OwnerBatch:
 class FlushReport:
     sent: int = 0
     unrouted: int = 0
+    withdrawn: int = 0
     failed: list[str] = field(default_factory=list)
 
 
@@ -169,6 +179,9 @@ async def flush_owner_notes(
 ) -> FlushReport:
     """Send every batch whose runbook is outside its batching window; safe on many replicas."""
     report = FlushReport()
+    async with store.pool.connection() as conn:
+        withdrawn = await conn.execute(_WITHDRAW)
+        report.withdrawn = withdrawn.rowcount
     while True:
         async with store.pool.connection() as conn, conn.transaction():
             cur = await conn.execute(_CLAIM, {"minutes": batch_minutes})
