@@ -10,15 +10,15 @@ import logging
 import re
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import StoredAnswer
 from bot.slack.answering import Bot, render, render_stored
-from bot.slack.blocks import Card, render_not_connected, render_searching
+from bot.slack.blocks import Card, render_searching
 from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
-from bot.slack.tenancy import origin_of, tenant_of
+from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
 
@@ -46,19 +46,34 @@ class ActionListener:
         self.bot = bot
 
     async def show_quote(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        await self._toggle_quote(ack, body, client, respond, show=True)
+        await self._toggle_quote(ack, body, client, respond, context, show=True)
 
     async def hide_quote(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        await self._toggle_quote(ack, body, client, respond, show=False)
+        await self._toggle_quote(ack, body, client, respond, context, show=False)
 
     async def share(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        stored = await self._start(ack, body, respond)
+        stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
         if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, _user(body)):
@@ -76,9 +91,14 @@ class ActionListener:
             logger.info("shared answer %s: private copy not deleted", stored.answer_id)
 
     async def retry(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        stored = await self._start(ack, body, respond)
+        stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
         await self._replace(body, client, respond, render_searching())
@@ -102,11 +122,13 @@ class ActionListener:
         await ack()
         logger.info("ignored click on unknown action in %s", _describe_action(body))
 
-    async def feedback(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+    async def feedback(
+        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond, context: AsyncBoltContext
+    ) -> None:
         self.bot.tasks.adopt_current()
         await ack()
         answer_id, _, vote = _value(body).rpartition(":")
-        tenant = await self._tenant(body, respond)
+        tenant = await self._tenant(body, respond, context)
         if tenant is None:
             return
         recorded = vote in ("up", "down") and await self.bot.answers.record_feedback(
@@ -120,10 +142,11 @@ class ActionListener:
         body: dict[str, Any],
         client: AsyncWebClient,
         respond: AsyncRespond,
+        context: AsyncBoltContext,
         *,
         show: bool,
     ) -> None:
-        stored = await self._start(ack, body, respond)
+        stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
         pattern = SHOW_QUOTE if show else HIDE_QUOTE
@@ -148,12 +171,12 @@ class ActionListener:
         return True
 
     async def _start(
-        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond, context: AsyncBoltContext
     ) -> StoredAnswer | None:
         """Ack, then load the clicked card's answer (or tell the user why there is none)."""
         self.bot.tasks.adopt_current()
         await ack()
-        tenant = await self._tenant(body, respond)
+        tenant = await self._tenant(body, respond, context)
         if tenant is None:
             return None
         stored = await self.bot.answers.load(tenant, _value(body))
@@ -161,12 +184,13 @@ class ActionListener:
             await self.bot.delivery.respond(respond, GONE)
         return stored
 
-    async def _tenant(self, body: dict[str, Any], respond: AsyncRespond) -> str | None:
-        origin = origin_of(body)
+    async def _tenant(
+        self, body: dict[str, Any], respond: AsyncRespond, context: AsyncBoltContext
+    ) -> str | None:
+        origin = origin_of(body, context)
         tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
-            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
-            await self.bot.delivery.respond(respond, card)
+            await self.bot.delivery.respond(respond, not_connected_card(origin))
         return tenant
 
     async def _replace(

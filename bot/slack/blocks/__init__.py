@@ -14,6 +14,7 @@ from bot.slack.blocks.card import Card, build_card
 from bot.slack.blocks.notices import (
     render_internal_error,
     render_not_connected,
+    render_outsider,
     render_searching,
     render_store_unavailable,
     render_usage,
@@ -30,6 +31,7 @@ __all__ = [
     "render_internal_error",
     "render_no_evidence",
     "render_not_connected",
+    "render_outsider",
     "render_result",
     "render_searching",
     "render_store_unavailable",
