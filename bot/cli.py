@@ -16,13 +16,15 @@ from urllib.parse import quote
 
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
+from bot.core.token_cipher import TokenCipher, generate_key
 from bot.server import build_web_app, run_http
 from bot.slack.app import build_app
 from bot.slack.blocks import Card, render_result
 from bot.slack.modes import SlackMode, slack_mode
+from bot.slack.reseal import reseal_tokens
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
-from rag import Settings, build_parser, open_runtime, run_cli, run_demo
+from rag import Settings, build_parser, open_runtime, open_store, run_cli, run_demo
 
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
 EXIT_USAGE = 2
@@ -32,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     _add_commands(commands)
     args = parser.parse_args(argv)  # only to choose handlers; run_cli parses again and runs
-    handlers = {"serve": _serve_command, "start": _start_command}
+    handlers = {"serve": _serve_command, "start": _start_command, "secrets": _secrets_command}
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
     return run_cli(parser, argv, handlers)
@@ -47,6 +49,12 @@ def _add_commands(commands: Any) -> None:
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
+    secrets = commands.add_parser("secrets", help="encryption keys for Slack tokens at rest")
+    secrets_actions = secrets.add_subparsers(dest="action", required=True)
+    secrets_actions.add_parser("generate-key", help="print a new key for RUNBOOK_ENCRYPTION_KEYS")
+    secrets_actions.add_parser(
+        "reencrypt", help="re-seal stored tokens with the first key (after a rotation)"
+    )
     commands.choices["ask"].add_argument(
         "--blocks", action="store_true", help="print the Slack card's Block Kit JSON"
     )
@@ -96,6 +104,17 @@ async def _serve(settings: Settings, mode: SlackMode) -> int:
             )
         else:
             await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks)
+    return 0
+
+
+async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action == "generate-key":
+        print(generate_key())
+        return 0
+    cipher = TokenCipher.from_setting(settings.encryption_keys)
+    async with open_store(settings) as store:
+        count = await reseal_tokens(store, cipher)
+    print(f"re-encrypted {count} stored Slack token row(s) with the first key")
     return 0
 
 

@@ -42,9 +42,19 @@ def test_serve_without_slack_settings_names_every_missing_variable() -> None:
     [
         ({"slack_signing_secret": "s", "slack_bot_token": "xoxb-1"}, "http", ()),
         (
-            {"slack_signing_secret": "s", "slack_client_id": "1.2", "slack_client_secret": "c"},
+            {
+                "slack_signing_secret": "s",
+                "slack_client_id": "1.2",
+                "slack_client_secret": "c",
+                "encryption_keys": "k",
+            },
             "http",
             (),
+        ),
+        (
+            {"slack_signing_secret": "s", "slack_client_id": "1.2", "slack_client_secret": "c"},
+            None,
+            ("RUNBOOK_ENCRYPTION_KEYS",),
         ),
         ({"slack_app_token": "xapp-1", "slack_bot_token": "xoxb-1"}, "socket", ()),
         ({"slack_app_token": "xapp-1"}, None, ("SLACK_BOT_TOKEN",)),
