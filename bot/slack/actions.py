@@ -6,6 +6,7 @@ the tenant of the workspace the click came from, and the card is re-rendered fro
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from typing import Any
@@ -76,14 +77,22 @@ class ActionListener:
         stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
-        if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, _user(body)):
+        user = _user(body)
+        if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, user):
             await self.bot.delivery.respond(respond, ALREADY_SHARED)
             return
         card = render_stored(stored, ephemeral=False)
         channel = (body.get("container") or {}).get("channel_id") or stored.placement.channel_id
-        if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
-            # The response_url can still post to the channel on the user's behalf.
-            await self.bot.delivery.respond(respond, card, in_channel=True)
+        try:
+            if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
+                # The response_url can still post to the channel on the user's behalf.
+                await self.bot.delivery.respond(respond, card, in_channel=True)
+        except BaseException:
+            # Not shared after all: a later click may try again (then the error card shows).
+            await asyncio.shield(
+                self.bot.answers.release_share(stored.tenant, stored.answer_id, user)
+            )
+            raise
         self.bot.metrics.answers_posted.labels("share", stored.result.status).inc()
         try:
             await self.bot.delivery.discard(respond)  # the private copy has done its job
@@ -152,8 +161,12 @@ class ActionListener:
         pattern = SHOW_QUOTE if show else HIDE_QUOTE
         match = pattern.match(str(body["actions"][0].get("action_id", "")))
         n = int(match.group(1)) if match else 0
-        expanded = stored.expanded | {n} if show else stored.expanded - {n}
-        await self.bot.answers.set_expanded(stored.tenant, stored.answer_id, expanded)
+        expanded = await self.bot.answers.toggle_quote(
+            stored.tenant, stored.answer_id, n, show=show
+        )
+        if expanded is None:
+            await self.bot.delivery.respond(respond, GONE)
+            return
         card = render_stored(stored, ephemeral=_is_ephemeral(body), expanded=expanded)
         await self._replace(body, client, respond, card)
 

@@ -56,7 +56,6 @@ class CommandListener:
             channel_id=origin.channel_id,
             thread_ts=None,
             ephemeral=True,
-            response_url=command.get("response_url"),
         )
         service = await self.bot.scope_for(tenant, origin)
         result = await self.bot.ask(tenant, question, service=service, placement=placement)

@@ -94,7 +94,6 @@ class MentionListener:
             channel_id=channel,
             thread_ts=thread_ts,
             ephemeral=False,
-            response_url=None,
         )
         async with working_mark(client, channel=channel, ts=ts):
             service = await self.bot.scope_for(tenant, origin, hints)

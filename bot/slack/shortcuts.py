@@ -62,7 +62,6 @@ class ShortcutListener:
             channel_id=channel,
             thread_ts=thread_ts,
             ephemeral=False,
-            response_url=body.get("response_url"),
         )
         posted_ts: str | None = None
         async with working_mark(client, channel=channel, ts=message_ts):

@@ -11,6 +11,7 @@ from slack_sdk.models.blocks import ContextBlock
 
 from bot.slack.blocks.answer import render_answer
 from bot.slack.blocks.card import Card, build_card
+from bot.slack.blocks.changes import with_source_changes
 from bot.slack.blocks.notices import (
     render_internal_error,
     render_not_connected,
@@ -36,6 +37,7 @@ __all__ = [
     "render_searching",
     "render_store_unavailable",
     "render_usage",
+    "with_source_changes",
 ]
 
 QUESTION_MAX = 300
