@@ -17,7 +17,7 @@ from urllib.parse import quote
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher, generate_key
-from bot.server import build_web_app, run_http
+from bot.server import build_internal_app, build_web_app, run_http
 from bot.slack.app import build_app
 from bot.slack.blocks import Card, render_result
 from bot.slack.modes import SlackMode, slack_mode
@@ -88,22 +88,22 @@ async def _serve(settings: Settings, mode: SlackMode) -> int:
             metrics=metrics,
         )
         web_app = build_web_app(
-            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else [],
-            store=runtime.store,
-            rag_metrics=runtime.service.metrics,
-            bot_metrics=metrics,
+            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else []
+        )
+        internal_app = build_internal_app(
+            store=runtime.store, rag_metrics=runtime.service.metrics, bot_metrics=metrics
         )
         if mode.kind == "socket" and settings.slack_app_token is not None:
             await run_socket_mode(
                 app,
                 web_app,
+                internal_app,
                 app_token=settings.slack_app_token.get_secret_value(),
-                host=settings.host,
-                port=settings.port,
+                settings=settings,
                 tasks=tasks,
             )
         else:
-            await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks)
+            await run_http(web_app, internal_app, settings=settings, tasks=tasks)
     return 0
 
 

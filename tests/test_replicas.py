@@ -86,7 +86,7 @@ def counter_total(metrics_text: str, name: str) -> float:
 
 async def scrape(app: AppProcess) -> str:
     async with aiohttp.ClientSession() as session:
-        async with session.get(app.base_url + "/metrics") as resp:
+        async with session.get(app.internal_url + "/metrics") as resp:
             return await resp.text()
 
 

@@ -80,15 +80,15 @@ def not_connected_card(origin: Origin) -> Card:
 def _installation(
     body: dict[str, Any], context: AsyncBoltContext | None
 ) -> tuple[str | None, str | None]:
-    """(team, enterprise) of the installation whose token answers this request."""
-    authorized = context.authorize_result if context is not None else None
-    if authorized is not None:
-        return _str_or_none(authorized.team_id), _str_or_none(authorized.enterprise_id)
-    # Without an authorize result, the same fields Bolt chooses the installation by.
+    """(team, enterprise) of the installation whose token answers this request: for events
+    ``authorizations[0]`` (as Bolt chooses it), else the authorize result, else the payload."""
     authorizations = body.get("authorizations")
     if isinstance(authorizations, list) and authorizations and isinstance(authorizations[0], dict):
         first = authorizations[0]
         return _str_or_none(first.get("team_id")), _str_or_none(first.get("enterprise_id"))
+    authorized = context.authorize_result if context is not None else None
+    if authorized is not None:
+        return _str_or_none(authorized.team_id), _str_or_none(authorized.enterprise_id)
     enterprise = body.get("enterprise")
     enterprise_id = body.get("enterprise_id") or (
         enterprise.get("id") if isinstance(enterprise, dict) else None
