@@ -43,7 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _add_commands(commands: Any) -> None:
     serve = commands.add_parser("serve", help="run the Slack app (HTTP or Socket Mode)")
     start = commands.add_parser(
-        "start", help="serve when Slack is configured, otherwise run the local demo"
+        "start",
+        help="serve when Slack is configured, run the local demo when it is not at all "
+        "(a partial Slack configuration is an error)",
     )
     for parser in (serve, start):
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
@@ -72,6 +74,14 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
     mode = slack_mode(settings)
     if mode.kind is not None:
         return await _serve(_listen_on(args, settings), mode)
+    if mode.partly_configured:
+        # Half a Slack setup is a mistake to fix, not a wish for the demo.
+        print(
+            f"runbook start: {mode.explain()}; set the rest, or unset every SLACK_* variable "
+            "to run the local demo",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     print(f"runbook start: {mode.explain()}; running the local demo instead", file=sys.stderr)
     return await run_demo(settings, args.corpus)
 
