@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import asdict
+from importlib.resources import files
 from pathlib import Path
+
+from psycopg.types.json import Jsonb
 
 from bot.core.answers_store import AnswerStore, Placement, StoredAnswer
 from bot.slack.answering import render_stored
@@ -134,3 +138,36 @@ def test_a_reflowed_quote_maps_back_to_the_runbooks_own_lines() -> None:
     assert span is not None
     assert quote_at(content, span) == "the\n  healthiest \u201creplica\u201d with\npatronictl"
     assert locate_quote(content, "not in this runbook at all") is None
+
+
+async def test_migration_006_turns_a_stored_copy_into_references(
+    store: Store, embedder: FastEmbedder, service: RagService, settings: Settings,
+    unique_tenant: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    write(tmp_path, "db/failover.md", FAILOVER)
+    await ingest(store, embedder, ingest_limits(settings), tmp_path, unique_tenant)
+    result = await service.ask(unique_tenant, QUESTION, service=None)
+    cited = result.citations[0]
+    evidence = {**asdict(cited.evidence), "heading_path": list(cited.evidence.heading_path)}
+    legacy = {  # what 002's answers.result held: whole chunks, quotes as text
+        "status": "answered", "reason_code": None, "answer": result.answer,
+        "citations": [{"n": cited.n, "quote": cited.quote, "evidence": evidence},
+                      {"n": 9, "quote": "a quote reflowed by a model", "evidence": evidence}],
+        "evidence": [evidence], "provider": "extractive", "retryable": False,
+        "tenant": unique_tenant, "service": None, "fallback_reason": None, "answer_id": None,
+    }  # fmt: skip
+    answer_id = uuid.uuid4()
+    migration = files("rag").joinpath("sql/006_answers_by_reference.sql").read_text()
+    convert = migration[: migration.index("ALTER TABLE answers DROP COLUMN")]
+    async with store.pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO answers (tenant_id, answer_id, entry, question, result, team_id) "
+            "VALUES (%s, %s, 'mention', %s, %s, 'T_ACME')",
+            (unique_tenant, answer_id, QUESTION, Jsonb(legacy)),
+        )
+        await conn.execute(convert.encode())
+
+    stored = await reload(AnswerStore(store), unique_tenant, str(answer_id))
+    assert [c.quote for c in stored.result.citations] == [cited.quote]
+    assert [(c.n, c.change) for c in stored.changes] == [(9, "gone")]
+    assert [e.chunk_id for e in stored.result.evidence] == [cited.evidence.chunk_id]

@@ -14,6 +14,7 @@ import pytest_asyncio
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.answers_store import AnswerStore
 from bot.core.tasks import BackgroundTasks
 from rag import (
     Answerer,
@@ -229,7 +230,9 @@ async def test_show_and_hide_quote_rerender_the_thread_card_with_chat_update(bot
     toggles = {k: v for k, v in buttons(post).items() if k.startswith("show_quote:")}
     action_id, answer_id = sorted(toggles.items())[0]
     n = action_id.split(":")[1]
-    quote = (await stored(bot.store, answer_id))["result"]["citations"][0]["quote"]
+    loaded = await AnswerStore(bot.store).load("acme", answer_id)
+    assert loaded is not None
+    quote = loaded.result.citations[0].quote  # re-read from the runbook: not stored
 
     await bot.click(action_id, answer_id, message_ts=post.reply["ts"])
     [shown] = await bot.settle("chat.update")
