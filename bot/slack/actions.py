@@ -88,7 +88,8 @@ class ActionListener:
                 # The response_url can still post to the channel on the user's behalf.
                 await self.bot.delivery.respond(respond, card, in_channel=True)
         except BaseException:
-            # Not shared after all: a later click may try again (then the error card shows).
+            # Not shared (as far as we know): the error card tells the user, and a later click
+            # may share it. Keeping the claim would leave an answer nobody sees "already shared".
             await asyncio.shield(
                 self.bot.answers.release_share(stored.tenant, stored.answer_id, user)
             )
