@@ -37,10 +37,13 @@ class CitedChunk:
 
 @dataclass(frozen=True)
 class QuoteSpan:
-    """Where a verified quote sits in its chunk's content: ``content[start:end]``."""
+    """Where a verified quote sits in its chunk's content: ``content[start:end]``; ``reflowed``
+    when the quote differed from those characters by whitespace or quotation marks (it reads
+    back in the normalised form, as it was first shown)."""
 
     start: int
     end: int
+    reflowed: bool = False
 
 
 _LOAD = """
@@ -75,14 +78,16 @@ def locate_quote(content: str, quote: str) -> QuoteSpan | None:
     start = normalized.find(needle) if needle else -1
     if start < 0:
         return None
-    return QuoteSpan(origins[start], origins[start + len(needle) - 1] + 1)
+    span = QuoteSpan(origins[start], origins[start + len(needle) - 1] + 1)
+    return QuoteSpan(span.start, span.end, reflowed=content[span.start : span.end] != quote)
 
 
 def quote_at(content: str, span: QuoteSpan) -> str | None:
     """The quote at ``span``, or None when the span does not fit ``content``."""
     if not 0 <= span.start < span.end <= len(content):
         return None
-    return content[span.start : span.end]
+    quote = content[span.start : span.end]
+    return normalize_quote(quote) if span.reflowed else quote
 
 
 def _normalized_with_origins(content: str) -> tuple[str, list[int]]:

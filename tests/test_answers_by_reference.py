@@ -16,6 +16,7 @@ from bot.slack.answering import render_stored
 from rag import (
     FastEmbedder,
     IngestLimits,
+    QuoteSpan,
     RagService,
     Settings,
     Store,
@@ -25,7 +26,6 @@ from rag import (
     locate_quote,
     quote_at,
 )
-from rag.verify import normalize_quote
 from tests.test_ingest import CERTS, FAILOVER, write
 
 QUESTION = "the primary is unreachable and writes fail, how do I promote a replica?"
@@ -51,7 +51,7 @@ async def answered(
     assert result.status == "answered" and result.citations
     answers = AnswerStore(store)
     answer_id = await answers.save(result, question=QUESTION, service=None, placement=PLACEMENT)
-    return answers, answer_id, [normalize_quote(c.quote) for c in result.citations]
+    return answers, answer_id, [c.quote for c in result.citations]
 
 
 async def reload(answers: AnswerStore, tenant: str, answer_id: str) -> StoredAnswer:
@@ -67,7 +67,7 @@ async def test_a_stored_answer_holds_ids_and_positions_and_no_runbook_text(
     write(tmp_path, "db/failover.md", FAILOVER)
     write(tmp_path, "tls/certs.md", CERTS)
     await ingest(store, embedder, ingest_limits(settings), tmp_path, unique_tenant)
-    answers, answer_id, quotes = await answered(service, store, unique_tenant)
+    answers, answer_id, originals = await answered(service, store, unique_tenant)
 
     async with store.pool.connection() as conn:
         cur = await conn.execute(
@@ -86,7 +86,7 @@ async def test_a_stored_answer_holds_ids_and_positions_and_no_runbook_text(
     assert all(isinstance(c["quote"], list) for c in stored_result["citations"])
 
     stored = await reload(answers, unique_tenant, answer_id)
-    assert [normalize_quote(c.quote) for c in stored.result.citations] == quotes
+    assert [c.quote for c in stored.result.citations] == originals
     assert stored.changes == ()
     assert "patronictl" in " ".join(e.content for e in stored.result.evidence)  # re-read
 
@@ -100,14 +100,14 @@ async def test_redraw_after_the_runbook_changed_or_was_pruned_says_so_on_the_car
     write(tmp_path, "tls/certs.md", CERTS)
     write(tmp_path, "tls/renewal.md", CERTS.replace("TLS certificate expiry", "Renewals"))
     await ingest(store, embedder, limits, tmp_path, unique_tenant)
-    answers, answer_id, quotes = await answered(service, store, unique_tenant)
+    answers, answer_id, originals = await answered(service, store, unique_tenant)
 
     write(tmp_path, "db/failover.md", FAILOVER + "\nPage the database on-call after promoting.\n")
     await ingest(store, embedder, limits, tmp_path, unique_tenant)
     updated = await reload(answers, unique_tenant, answer_id)
     assert {c.change for c in updated.changes} == {"updated"}
     # Still the text the answer was based on (the superseded version is kept, marked).
-    assert [normalize_quote(c.quote) for c in updated.result.citations] == quotes
+    assert [c.quote for c in updated.result.citations] == originals
     card = render_stored(updated, ephemeral=False)
     assert "runbook was updated since this answer" in str(card.blocks)
 
@@ -132,11 +132,16 @@ async def test_chunks_are_reread_only_under_their_own_tenant(
     assert await load_chunks(store, f"other-{unique_tenant}", ids) == {}
 
 
-def test_a_reflowed_quote_maps_back_to_the_runbooks_own_lines() -> None:
+def test_a_quote_is_a_span_of_its_runbook_and_reads_back_as_first_shown() -> None:
     content = "Promote  the\n  healthiest \u201creplica\u201d with\npatronictl failover."
-    span = locate_quote(content, 'the healthiest "replica" with patronictl')
-    assert span is not None
-    assert quote_at(content, span) == "the\n  healthiest \u201creplica\u201d with\npatronictl"
+    reflowed = locate_quote(content, 'the healthiest "replica" with patronictl')
+    assert reflowed is not None and reflowed.reflowed
+    assert quote_at(content, reflowed) == 'the healthiest "replica" with patronictl'
+    raw = QuoteSpan(reflowed.start, reflowed.end)
+    assert quote_at(content, raw) == "the\n  healthiest \u201creplica\u201d with\npatronictl"
+    verbatim = locate_quote(content, "patronictl failover.")
+    assert verbatim is not None and not verbatim.reflowed
+    assert quote_at(content, verbatim) == "patronictl failover."
     assert locate_quote(content, "not in this runbook at all") is None
 
 

@@ -1,7 +1,8 @@
 """An ``AskResult`` as stored JSON and back: the card's inputs by reference, not by copy.
 
 Stored: status, answer text, scores and the ids of the evidence chunks, and each citation as its
-chunk id plus the position of its verified quote. Runbook text is not stored: a redraw re-reads
+chunk id plus the position of its verified quote (and whether the quote was reflowed, so it
+reads back as first shown). Runbook text is not stored: a redraw re-reads
 the chunks under the tenant's row-level security (``rag.load_chunks``), so a runbook updated or
 pruned since the answer says so on the card, and a deleted one is no longer shown.
 """
@@ -66,7 +67,7 @@ def result_from_json(data: dict[str, Any], chunks: Mapping[int, CitedChunk]) -> 
     changes: dict[int, Change] = {}
     for cited in data["citations"]:
         n, chunk = int(cited["n"]), chunks.get(int(cited["chunk_id"]))
-        quote = _quote(chunk, cited["quote"]) if chunk is not None else None
+        quote = _quote(chunk, cited) if chunk is not None else None
         if chunk is None or quote is None:
             changes[n] = "gone"
             continue
@@ -97,6 +98,7 @@ def _citation_to_json(citation: Citation) -> dict[str, Any]:
         "n": citation.n,
         "chunk_id": citation.evidence.chunk_id,
         "quote": [span.start, span.end] if span is not None else None,
+        "reflowed": span is not None and span.reflowed,
     }
 
 
@@ -111,10 +113,12 @@ def _scores_to_json(evidence: Evidence) -> dict[str, Any]:
     }
 
 
-def _quote(chunk: CitedChunk, span: object) -> str | None:
+def _quote(chunk: CitedChunk, cited: Mapping[str, Any]) -> str | None:
+    span = cited["quote"]
     if not (isinstance(span, list) and len(span) == 2):
         return None
-    return quote_at(chunk.content, QuoteSpan(int(span[0]), int(span[1])))
+    reflowed = bool(cited.get("reflowed", False))
+    return quote_at(chunk.content, QuoteSpan(int(span[0]), int(span[1]), reflowed=reflowed))
 
 
 def _evidence(chunk: CitedChunk, ranked: Mapping[str, Any]) -> Evidence:
