@@ -213,7 +213,7 @@ async def load(
 async def stage_means_ms(app: AppProcess) -> dict[str, float | None]:
     """Mean time per stage inside the app (its /metrics histograms, warm-up included)."""
     async with aiohttp.ClientSession() as session:
-        async with session.get(app.base_url + "/metrics") as resp:
+        async with session.get(app.internal_url + "/metrics") as resp:
             text = await resp.text()
     means: dict[str, float | None] = {}
     for stage in STAGES:

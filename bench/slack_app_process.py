@@ -27,13 +27,14 @@ from bot.slack.routes import EVENTS_PATH
 
 REPO = Path(__file__).resolve().parents[1]
 _SERVE = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
-_STOP_TIMEOUT_S = 30.0  # the app drains for up to 25 s after SIGTERM
+_STOP_TIMEOUT_S = 30.0  # well past the app's drain (RUNBOOK_DRAIN_TIMEOUT_S) after SIGTERM
 
 
 @dataclass(frozen=True)
 class AppProcess:
     process: asyncio.subprocess.Process
     port: int
+    internal_port: int  # /healthz and /metrics
 
     @property
     def pid(self) -> int:
@@ -42,6 +43,10 @@ class AppProcess:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def internal_url(self) -> str:
+        return f"http://127.0.0.1:{self.internal_port}"
 
     @property
     def events_url(self) -> str:
@@ -97,6 +102,8 @@ async def app_process(
 ) -> AsyncIterator[AppProcess]:
     """Start ``runbook serve`` on 127.0.0.1, wait for ``/healthz``, SIGTERM it on the way out."""
     port = port or free_port()
+    internal_port = free_port()
+    internal = {"RUNBOOK_INTERNAL_HOST": "127.0.0.1", "RUNBOOK_INTERNAL_PORT": str(internal_port)}
     with log_path.open("ab") as log:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -107,13 +114,13 @@ async def app_process(
             "127.0.0.1",
             "--port",
             str(port),
-            env=dict(env),
+            env={**env, **internal},
             cwd=REPO,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=log,
             stderr=log,
         )
-    app = AppProcess(process, port)
+    app = AppProcess(process, port, internal_port)
     try:
         await _wait_healthy(app, ready_within_s, log_path)
         yield app
@@ -141,7 +148,7 @@ async def _wait_healthy(app: AppProcess, within_s: float, log_path: Path) -> Non
             if app.process.returncode is not None:
                 break
             try:
-                async with session.get(app.base_url + "/healthz") as resp:
+                async with session.get(app.internal_url + "/healthz") as resp:
                     if resp.status == 200:
                         return
             except (aiohttp.ClientError, TimeoutError):

@@ -64,12 +64,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                 tasks=tasks,
                 metrics=metrics,
             )
-            web_app = build_web_app(
-                surfaces=[slack_routes(app, metrics)],
-                store=runtime.store,
-                rag_metrics=service.metrics,
-                bot_metrics=metrics,
-            )
+            web_app = build_web_app(surfaces=[slack_routes(app, metrics)])
             async with serving(web_app, host="127.0.0.1", port=0) as port:
                 sender = SlackSender(f"http://127.0.0.1:{port}{EVENTS_PATH}", SECRET)
                 report = await measure(sender, slack, tasks, questions, args)

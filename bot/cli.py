@@ -16,17 +16,19 @@ from urllib.parse import quote
 
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
+from bot.core.token_cipher import TokenCipher, generate_key
 from bot.core.upkeep import upkeep_running
 from bot.owners_cli import HANDLERS as OWNER_HANDLERS
 from bot.owners_cli import add_owner_commands
-from bot.server import build_web_app, run_http
+from bot.server import build_internal_app, build_web_app, run_http
 from bot.slack.app import build_app
 from bot.slack.blocks import Card, render_result
 from bot.slack.modes import SlackMode, slack_mode
 from bot.slack.owner_messages import SlackOwnerMessenger
+from bot.slack.reseal import reseal_tokens
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
-from rag import Settings, build_parser, open_runtime, run_cli, run_demo
+from rag import Settings, build_parser, open_runtime, open_store, run_cli, run_demo
 
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
 EXIT_USAGE = 2
@@ -36,7 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     _add_commands(commands)
     args = parser.parse_args(argv)  # only to choose handlers; run_cli parses again and runs
-    handlers = {"serve": _serve_command, "start": _start_command, **OWNER_HANDLERS}
+    handlers = {
+        "serve": _serve_command,
+        "start": _start_command,
+        "secrets": _secrets_command,
+        **OWNER_HANDLERS,
+    }
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
     return run_cli(parser, argv, handlers)
@@ -46,12 +53,20 @@ def _add_commands(commands: Any) -> None:
     add_owner_commands(commands)
     serve = commands.add_parser("serve", help="run the Slack app (HTTP or Socket Mode)")
     start = commands.add_parser(
-        "start", help="serve when Slack is configured, otherwise run the local demo"
+        "start",
+        help="serve when Slack is configured, run the local demo when it is not at all "
+        "(a partial Slack configuration is an error)",
     )
     for parser in (serve, start):
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
+    secrets = commands.add_parser("secrets", help="encryption keys for Slack tokens at rest")
+    secrets_actions = secrets.add_subparsers(dest="action", required=True)
+    secrets_actions.add_parser("generate-key", help="print a new key for RUNBOOK_ENCRYPTION_KEYS")
+    secrets_actions.add_parser(
+        "reencrypt", help="re-seal stored tokens with the first key (after a rotation)"
+    )
     commands.choices["ask"].add_argument(
         "--blocks", action="store_true", help="print the Slack card's Block Kit JSON"
     )
@@ -69,6 +84,14 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
     mode = slack_mode(settings)
     if mode.kind is not None:
         return await _serve(_listen_on(args, settings), mode)
+    if mode.partly_configured:
+        # Half a Slack setup is a mistake to fix, not a wish for the demo.
+        print(
+            f"runbook start: {mode.explain()}; set the rest, or unset every SLACK_* variable "
+            "to run the local demo",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     print(f"runbook start: {mode.explain()}; running the local demo instead", file=sys.stderr)
     return await run_demo(settings, args.corpus)
 
@@ -85,10 +108,10 @@ async def _serve(settings: Settings, mode: SlackMode) -> int:
             metrics=metrics,
         )
         web_app = build_web_app(
-            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else [],
-            store=runtime.store,
-            rag_metrics=runtime.service.metrics,
-            bot_metrics=metrics,
+            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else []
+        )
+        internal_app = build_internal_app(
+            store=runtime.store, rag_metrics=runtime.service.metrics, bot_metrics=metrics
         )
         owners = SlackOwnerMessenger(
             client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
@@ -98,13 +121,24 @@ async def _serve(settings: Settings, mode: SlackMode) -> int:
                 await run_socket_mode(
                     app,
                     web_app,
+                    internal_app,
                     app_token=settings.slack_app_token.get_secret_value(),
-                    host=settings.host,
-                    port=settings.port,
+                    settings=settings,
                     tasks=tasks,
                 )
             else:
-                await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks)
+                await run_http(web_app, internal_app, settings=settings, tasks=tasks)
+    return 0
+
+
+async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action == "generate-key":
+        print(generate_key())
+        return 0
+    cipher = TokenCipher.from_setting(settings.encryption_keys)
+    async with open_store(settings) as store:
+        count = await reseal_tokens(store, cipher)
+    print(f"re-encrypted {count} stored Slack token row(s) with the first key")
     return 0
 
 

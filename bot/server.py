@@ -1,7 +1,12 @@
-"""The HTTP side shared by every surface: ``/healthz``, ``/metrics``, surface routes, graceful runs.
+"""The HTTP side shared by every surface: the public app (surface routes only), the internal app
+(``/healthz``, ``/metrics``) on its own port, and graceful runs.
 
-Shutdown order: stop taking requests, then drain the answers already in flight (up to a bound),
-so a deploy never leaves a user with a "searching" mark and no answer.
+Health and metrics are not on the public listener: the database check is a cheap way to load the
+database from the internet, and metrics describe traffic. The internal port is for kubelet probes
+and Prometheus; never route it from an ingress.
+
+Shutdown order: stop taking requests, then drain the answers already in flight (up to
+``RUNBOOK_DRAIN_TIMEOUT_S``), so a deploy never leaves a user with a "searching" mark and no answer.
 """
 
 from __future__ import annotations
@@ -9,50 +14,77 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from aiohttp import web
 
 from bot.core.metrics import BotMetrics, render_metrics
 from bot.core.tasks import BackgroundTasks
-from rag import RagMetrics, Store, StoreError
+from rag import RagMetrics, Settings, Store, StoreError
 
 logger = logging.getLogger(__name__)
 
-DRAIN_TIMEOUT_S = 25.0  # inside the usual 30 s between SIGTERM and SIGKILL
+# Probes may come every second from several kubelets and scrapers: one database check per second.
+HEALTH_TTL_S = 1.0
 
 
 # A surface adds its own routes (Slack's events and OAuth pages, Teams' /api/messages).
 AddRoutes = Callable[[web.Application], None]
 
 
-def build_web_app(
-    *,
-    store: Store,
-    rag_metrics: RagMetrics,
-    bot_metrics: BotMetrics,
-    surfaces: Sequence[AddRoutes] = (),
-) -> web.Application:
-    """Health and metrics always, then each configured surface's routes."""
+def build_web_app(*, surfaces: Sequence[AddRoutes] = ()) -> web.Application:
+    """The public app: each configured surface's routes and nothing else."""
     web_app = web.Application()
+    for add_routes in surfaces:
+        add_routes(web_app)
+    return web_app
+
+
+def build_internal_app(
+    *, store: Store, rag_metrics: RagMetrics, bot_metrics: BotMetrics
+) -> web.Application:
+    """Health (database checked at most once per ``HEALTH_TTL_S``) and Prometheus metrics."""
+    internal = web.Application()
+    health = CachedHealth(store)
 
     async def healthz(request: web.Request) -> web.Response:
-        try:
-            await store.check()
-        except StoreError as exc:
-            return web.json_response({"status": "unavailable", "database": exc.code}, status=503)
-        return web.json_response({"status": "ok"})
+        status, body = await health.check()
+        return web.json_response(body, status=status)
 
     async def metrics(request: web.Request) -> web.Response:
         body = render_metrics(rag_metrics, bot_metrics)
         return web.Response(body=body, content_type="text/plain", charset="utf-8")
 
-    web_app.router.add_get("/healthz", healthz)
-    web_app.router.add_get("/metrics", metrics)
-    for add_routes in surfaces:
-        add_routes(web_app)
-    return web_app
+    internal.router.add_get("/healthz", healthz)
+    internal.router.add_get("/metrics", metrics)
+    return internal
+
+
+class CachedHealth:
+    """The database check's last result, reused for a second; one check at a time."""
+
+    def __init__(self, store: Store, ttl_s: float = HEALTH_TTL_S) -> None:
+        self._store = store
+        self._ttl_s = ttl_s
+        self._lock = asyncio.Lock()
+        self._checked_at = -float("inf")
+        self._result: tuple[int, dict[str, str]] = (503, {"status": "unknown"})
+
+    async def check(self) -> tuple[int, dict[str, str]]:
+        async with self._lock:
+            if time.monotonic() - self._checked_at >= self._ttl_s:
+                self._result = await self._check_database()
+                self._checked_at = time.monotonic()
+            return self._result
+
+    async def _check_database(self) -> tuple[int, dict[str, str]]:
+        try:
+            await self._store.check()
+        except StoreError as exc:
+            return 503, {"status": "unavailable", "database": exc.code}
+        return 200, {"status": "ok"}
 
 
 @asynccontextmanager
@@ -68,13 +100,35 @@ async def serving(web_app: web.Application, *, host: str, port: int) -> AsyncIte
         await runner.cleanup()
 
 
+@asynccontextmanager
+async def serving_both(
+    web_app: web.Application, internal_app: web.Application, settings: Settings
+) -> AsyncIterator[None]:
+    """The public app on RUNBOOK_HOST:RUNBOOK_PORT, the internal one on its own host and port."""
+    async with AsyncExitStack() as stack:
+        public = await stack.enter_async_context(
+            serving(web_app, host=settings.host, port=settings.port)
+        )
+        internal = await stack.enter_async_context(
+            serving(internal_app, host=settings.internal_host, port=settings.internal_port)
+        )
+        logger.info("listening on http://%s:%d", settings.host, public)
+        logger.info(
+            "health and metrics on http://%s:%d (internal)", settings.internal_host, internal
+        )
+        yield
+
+
 async def run_http(
-    web_app: web.Application, *, host: str, port: int, tasks: BackgroundTasks
+    web_app: web.Application,
+    internal_app: web.Application,
+    *,
+    settings: Settings,
+    tasks: BackgroundTasks,
 ) -> None:
-    async with serving(web_app, host=host, port=port) as bound:
-        logger.info("listening on http://%s:%d", host, bound)
+    async with serving_both(web_app, internal_app, settings):
         await wait_for_stop_signal()
-    await tasks.drain(DRAIN_TIMEOUT_S)
+    await tasks.drain(settings.drain_timeout_s)
 
 
 async def wait_for_stop_signal() -> None:

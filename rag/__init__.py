@@ -9,6 +9,7 @@ from rag.answers import (
     DroppedCitation,
     ask_result_json,
 )
+from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
 from rag.cli import build_parser, run_cli
 from rag.demo import run_demo
 from rag.embedding import Embedder, FastEmbedder
@@ -48,6 +49,7 @@ __all__ = [
     "Answerer",
     "AskResult",
     "ChannelScope",
+    "CitedChunk",
     "Citation",
     "ConfigurationError",
     "Draft",
@@ -64,6 +66,7 @@ __all__ = [
     "ModelFileError",
     "ModelMismatchError",
     "QuestionError",
+    "QuoteSpan",
     "RagMetrics",
     "RagService",
     "RunbookError",
@@ -83,9 +86,12 @@ __all__ = [
     "ingest_limits",
     "ingest_path",
     "list_workspaces",
+    "load_chunks",
+    "locate_quote",
     "map_channel",
     "open_runtime",
     "open_store",
+    "quote_at",
     "remove_workspace",
     "run_demo",
 ]

@@ -75,6 +75,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ch_map.add_argument("team_id")
     ch_map.add_argument("channel_id")
     ch_map.add_argument("service")
+    ch_map.add_argument("--enterprise", default="", help="Enterprise Grid org id (E…)")
 
     demo = commands.add_parser(
         "demo", help="ingest corpus/ and answer a sample question per tenant"
@@ -225,11 +226,12 @@ async def _eval(args: argparse.Namespace, settings: Settings) -> int:
 async def _workspace(args: argparse.Namespace, settings: Settings) -> int:
     async with open_store(settings) as store:
         if args.command == "channel":
-            tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=None)
+            tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=args.enterprise)
             if tenant is None:
+                org = f" in enterprise {args.enterprise}" if args.enterprise else ""
                 print(
-                    f"runbook: workspace {args.team_id} is not mapped to a tenant; "
-                    "run `runbook workspace add` first",
+                    f"runbook: workspace {args.team_id}{org} is not mapped to a tenant; "
+                    "run `runbook workspace add` first (with --enterprise for Enterprise Grid)",
                     file=sys.stderr,
                 )
                 return EXIT_USAGE

@@ -86,6 +86,16 @@ class Settings(BaseSettings):
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 
+    # --- Bot hardening (issue 10): tokens at rest, internal health/metrics port, shutdown ---
+    # Comma-separated Fernet keys: the first encrypts, all decrypt (rotation). Required for OAuth.
+    encryption_keys: SecretStr | None = None
+    # /healthz and /metrics live here, not on the public Slack port. All interfaces by default so
+    # kubelet probes and Prometheus reach the pod IP; never route this port from an ingress.
+    internal_host: str = "0.0.0.0"
+    internal_port: int = Field(default=9090, ge=0, le=65535)
+    # Answers in flight get this long after SIGTERM; below Docker's default 10 s stop timeout.
+    drain_timeout_s: float = Field(default=8.0, ge=0)
+
     # Owners' loop (issue 14): text retention, runbook staleness, owner notifications.
     retain_text_days: int = Field(default=30, ge=1)
     stale_after_days: int = Field(default=365, ge=1)

@@ -15,7 +15,6 @@ PLACEMENT = Placement(
     channel_id="C_GAPS",
     thread_ts=None,
     ephemeral=False,
-    response_url=None,
 )
 
 

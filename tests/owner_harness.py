@@ -194,7 +194,9 @@ async def owner_harness(
         store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=slack_settings
     )
     async with FakeSlack() as slack:
-        client = AsyncWebClient(token=credentials.SLACK_BOT_TOKEN, base_url=slack.base_url)
+        # The fake's auth.test answers for the team named in the token: Bolt then authorizes
+        # requests as this harness's own workspace, as Slack would for its installation.
+        client = AsyncWebClient(token=f"xoxb-{team_id}-owners", base_url=slack.base_url)
         async with served_app(
             settings=slack_settings, service=service, store=store, client=client
         ) as served:

@@ -10,7 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
-from bot.server import build_web_app, serving
+from bot.server import build_internal_app, build_web_app, serving
 from bot.slack.app import build_app
 from bot.slack.routes import EVENTS_PATH, slack_routes
 from rag import RagService, Settings, Store
@@ -20,6 +20,7 @@ from rag import RagService, Settings, Store
 class ServedApp:
     url: str
     events_url: str
+    internal_url: str  # /healthz and /metrics
     tasks: BackgroundTasks
     metrics: BotMetrics
 
@@ -41,13 +42,13 @@ async def served_app(
         tasks=tasks,
         metrics=metrics,
     )
-    web_app = build_web_app(
-        surfaces=[slack_routes(app, metrics)],
-        store=store,
-        rag_metrics=service.metrics,
-        bot_metrics=metrics,
-    )
-    async with serving(web_app, host="127.0.0.1", port=0) as port:
+    web_app = build_web_app(surfaces=[slack_routes(app, metrics)])
+    internal_app = build_internal_app(store=store, rag_metrics=service.metrics, bot_metrics=metrics)
+    async with (
+        serving(web_app, host="127.0.0.1", port=0) as port,
+        serving(internal_app, host="127.0.0.1", port=0) as internal_port,
+    ):
         url = f"http://127.0.0.1:{port}"
-        yield ServedApp(url, url + EVENTS_PATH, tasks, metrics)
+        internal_url = f"http://127.0.0.1:{internal_port}"
+        yield ServedApp(url, url + EVENTS_PATH, internal_url, tasks, metrics)
         assert await tasks.drain(10) == 0

@@ -18,9 +18,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from cryptography.fernet import Fernet
+from pydantic import SecretStr
 from slack_sdk.oauth.installation_store import Installation
 
 from bench.slack_app_process import AppProcess, app_env, app_process
+from bot.core.token_cipher import TokenCipher
 from bot.slack.oauth_stores import PostgresInstallationStore
 from rag import IngestReport, Settings, Store, add_workspace
 from tests import credentials
@@ -33,6 +36,8 @@ CHANNEL = "C_SCALE"
 SECRET = credentials.SLACK_SIGNING_SECRET
 # Answered from the demo corpus with citations, so every card carries a "Show quote" button.
 QUESTION = "payments are throwing 502s, what do I check first?"
+
+CIPHER = TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode()))
 
 
 class PostIndex:
@@ -81,7 +86,7 @@ def counter_total(metrics_text: str, name: str) -> float:
 
 async def scrape(app: AppProcess) -> str:
     async with aiohttp.ClientSession() as session:
-        async with session.get(app.base_url + "/metrics") as resp:
+        async with session.get(app.internal_url + "/metrics") as resp:
             return await resp.text()
 
 
@@ -223,7 +228,9 @@ async def test_a_rotation_from_an_already_rotated_refresh_token_is_not_stored(
     store: Store,
 ) -> None:
     team = f"T_ROT{uuid.uuid4().hex[:8].upper()}"
-    a, b = (PostgresInstallationStore(store, client_id="1111.2222") for _ in range(2))
+    a, b = (
+        PostgresInstallationStore(store, client_id="1111.2222", cipher=CIPHER) for _ in range(2)
+    )
     seen_by_a = await installed(a, team)
     seen_by_b = await b.async_find_installation(enterprise_id=None, team_id=team)
     assert seen_by_b is not None
@@ -243,7 +250,9 @@ async def test_two_replicas_rotating_one_refresh_token_at_once_store_one_rotatio
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     team = f"T_ROT{uuid.uuid4().hex[:8].upper()}"
-    a, b = (PostgresInstallationStore(store, client_id="1111.2222") for _ in range(2))
+    a, b = (
+        PostgresInstallationStore(store, client_id="1111.2222", cipher=CIPHER) for _ in range(2)
+    )
     seen_by_a = await installed(a, team)
     seen_by_b = await b.async_find_installation(enterprise_id=None, team_id=team)
     assert seen_by_b is not None

@@ -38,13 +38,49 @@ def test_serve_without_slack_settings_names_every_missing_variable() -> None:
 
 
 @pytest.mark.parametrize(
+    ("partial", "named"),
+    [
+        ({"SLACK_SIGNING_SECRET": "s"}, "SLACK_BOT_TOKEN"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_SIGNING_SECRET"),
+        ({"SLACK_APP_TOKEN": "xapp-1"}, "SLACK_BOT_TOKEN"),
+        (
+            {"SLACK_SIGNING_SECRET": "s", "SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "c"},
+            "RUNBOOK_ENCRYPTION_KEYS",
+        ),
+    ],
+)
+def test_start_with_a_partial_slack_configuration_exits_naming_what_is_missing(
+    partial: dict[str, str], named: str, tmp_path: Path
+) -> None:
+    # An unreachable database: if start fell back to the demo, it would fail differently.
+    env = {
+        **partial,
+        "DATABASE_URL": "postgresql://127.0.0.1:9/none",
+        "RUNBOOK_DATA_DIR": str(tmp_path),
+    }
+    done = runbook("start", "--corpus", str(tmp_path), env=env)
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr and "running the local demo" not in done.stderr
+
+
+@pytest.mark.parametrize(
     ("configured", "kind", "missing"),
     [
         ({"slack_signing_secret": "s", "slack_bot_token": "xoxb-1"}, "http", ()),
         (
-            {"slack_signing_secret": "s", "slack_client_id": "1.2", "slack_client_secret": "c"},
+            {
+                "slack_signing_secret": "s",
+                "slack_client_id": "1.2",
+                "slack_client_secret": "c",
+                "encryption_keys": "k",
+            },
             "http",
             (),
+        ),
+        (
+            {"slack_signing_secret": "s", "slack_client_id": "1.2", "slack_client_secret": "c"},
+            None,
+            ("RUNBOOK_ENCRYPTION_KEYS",),
         ),
         ({"slack_app_token": "xapp-1", "slack_bot_token": "xoxb-1"}, "socket", ()),
         ({"slack_app_token": "xapp-1"}, None, ("SLACK_BOT_TOKEN",)),

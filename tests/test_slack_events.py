@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.dedupe import EventDeduper
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
-from bot.server import build_web_app, serving
+from bot.server import HEALTH_TTL_S, build_internal_app, serving
 from bot.slack.routes import EVENTS_PATH
 from rag import FastEmbedder, IngestReport, RagMetrics, RagService, Settings, Store, add_workspace
 from rag.answerers import build_answerer
@@ -51,6 +51,7 @@ class Harness:
     slack: FakeSlack
     sender: SlackSender
     url: str
+    internal_url: str
     tasks: BackgroundTasks
     metrics: BotMetrics
     store: Store
@@ -72,7 +73,9 @@ async def bot(
             settings=slack_settings, service=service, store=store, client=client
         ) as served:
             sender = SlackSender(served.events_url, SECRET)
-            yield Harness(slack, sender, served.url, served.tasks, served.metrics, store)
+            yield Harness(
+                slack, sender, served.url, served.internal_url, served.tasks, served.metrics, store
+            )
 
 
 def mention(text: str, *, ts: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -133,12 +136,14 @@ async def test_mention_gets_one_threaded_answer_whose_quotes_verify(bot: Harness
         for citation in result["citations"]:
             cur = await conn.execute(
                 "SELECT content FROM chunks WHERE tenant_id = 'acme' AND chunk_id = %s",
-                (citation["evidence"]["chunk_id"],),
+                (citation["chunk_id"],),
             )
             chunk = await cur.fetchone()
             assert chunk is not None
-            # Verbatim up to line reflow, as the core's verifier compares them.
-            assert " ".join(citation["quote"].split()) in " ".join(chunk[0].split())
+            # Stored as a position in the chunk, which holds the verified quote.
+            start, end = citation["quote"]
+            assert 0 <= start < end <= len(chunk[0])
+            assert chunk[0][start:end].split()[0] in card_json(post)
 
 
 async def test_bare_mention_in_an_alert_thread_asks_about_the_thread_root(bot: Harness) -> None:
@@ -217,10 +222,14 @@ async def test_cross_tenant_question_gets_no_evidence_and_no_other_tenants_sourc
             "AND title NOT IN (SELECT title FROM documents WHERE tenant_id = 'globex')"
         )
         acme_only = [title for (title,) in await cur.fetchall()]
-        cur = await conn.execute("SELECT document_id FROM documents WHERE tenant_id = 'globex'")
-        globex_documents = {document_id for (document_id,) in await cur.fetchall()}
+        evidence = [e["chunk_id"] for e in row["result"]["evidence"]]
+        cur = await conn.execute(
+            "SELECT count(*) FROM chunks WHERE tenant_id = 'globex' AND chunk_id = ANY(%s)",
+            (evidence,),
+        )
+        globex_chunks = await cur.fetchone()
     assert acme_only and not [title for title in acme_only if title in card_json(post)]
-    assert {e["document_id"] for e in row["result"]["evidence"]} <= globex_documents
+    assert globex_chunks is not None and globex_chunks[0] == len(evidence)  # all globex's own
 
 
 async def test_rate_limited_post_is_retried_after_retry_after_and_delivered_once(
@@ -270,11 +279,14 @@ async def test_healthz_checks_the_database_and_metrics_expose_the_counters(bot: 
     await settle(bot)
 
     async with aiohttp.ClientSession() as session:
-        async with session.get(bot.url + "/healthz") as resp:
+        async with session.get(bot.internal_url + "/healthz") as resp:
             assert resp.status == 200 and (await resp.json()) == {"status": "ok"}
-        async with session.get(bot.url + "/metrics") as resp:
+        async with session.get(bot.internal_url + "/metrics") as resp:
             assert resp.status == 200
             text = await resp.text()
+        for path in ("/healthz", "/metrics"):  # never on the public Slack listener
+            async with session.get(bot.url + path) as resp:
+                assert resp.status == 404
     assert 'runbook_slack_events_received_total{kind="app_mention"} 1.0' in text
     assert 'runbook_slack_answers_posted_total{entry="mention",status="answered"} 1.0' in text
     assert "runbook_slack_duplicates_dropped_total 0.0" in text
@@ -290,17 +302,24 @@ async def count_rows(store: Store, table: str) -> int:
     return int(row[0])
 
 
-async def test_healthz_is_503_while_the_database_is_unreachable(settings: Settings) -> None:
-    closed = await Store.open(settings)
-    await closed.close()
-    # Socket Mode's web app: health and metrics only, no Slack endpoint.
-    web_app = build_web_app(store=closed, rag_metrics=RagMetrics(), bot_metrics=BotMetrics())
+async def test_healthz_is_503_while_the_database_is_unreachable_after_its_cached_second(
+    settings: Settings,
+) -> None:
+    store = await Store.open(settings)
+    internal = build_internal_app(store=store, rag_metrics=RagMetrics(), bot_metrics=BotMetrics())
     async with (
-        serving(web_app, host="127.0.0.1", port=0) as port,
+        serving(internal, host="127.0.0.1", port=0) as port,
         aiohttp.ClientSession() as http,
     ):
-        async with http.get(f"http://127.0.0.1:{port}/healthz") as resp:
+        url = f"http://127.0.0.1:{port}/healthz"
+        async with http.get(url) as resp:
+            assert resp.status == 200
+        await store.close()
+        async with http.get(url) as resp:
+            assert resp.status == 200  # the last check's result, reused within its second
+        await asyncio.sleep(HEALTH_TTL_S + 0.1)
+        async with http.get(url) as resp:
             assert resp.status == 503
             assert (await resp.json())["status"] == "unavailable"
         async with http.post(f"http://127.0.0.1:{port}{EVENTS_PATH}", data="{}") as resp:
-            assert resp.status in (404, 405)
+            assert resp.status in (404, 405)  # no Slack endpoint on the internal port

@@ -19,8 +19,8 @@ import pytest
 from pydantic import SecretStr
 
 from bot.core.conversation import storable
+from bot.server import HEALTH_TTL_S
 from bot.slack.blocks.outcomes import ERROR_MESSAGES
-from bot.slack.routes import EVENTS_PATH
 from rag import (
     EmbeddingError,
     FastEmbedder,
@@ -52,14 +52,15 @@ DISK = "disk pressure mitigation: drain the node"
 assert storable(DISK) == DISK
 
 
-def health_url(bot: Harness) -> str:
-    return bot.sender.url.removesuffix(EVENTS_PATH) + "/healthz"
-
-
-async def healthz(bot: Harness) -> int:
+async def healthz(bot: Harness, expected: int) -> int:
+    """The internal /healthz status once it is ``expected`` (it is cached for a second)."""
+    deadline = time.monotonic() + 3 * HEALTH_TTL_S
     async with aiohttp.ClientSession() as http:
-        async with http.get(health_url(bot)) as resp:
-            return resp.status
+        while True:
+            async with http.get(bot.internal_url + "/healthz") as resp:
+                if resp.status == expected or time.monotonic() > deadline:
+                    return resp.status
+            await asyncio.sleep(0.1)
 
 
 def card_json(call: SlackCall) -> str:
@@ -115,13 +116,13 @@ async def test_database_stopped_mid_traffic_shows_a_card_and_answers_resume_by_t
         async with running_bot(own, store, HashEmbedder(), ExtractiveAnswerer()) as bot:
             before = await ask(bot, DISK)
             assert await stored_status(store, before.reply["ts"]) == ("answered", None)
-            assert await healthz(bot) == 200
+            assert await healthz(bot, 200) == 200
 
             await asyncio.to_thread(server.cleanup)
             down = await ask(bot, DISK)
             assert "database is unavailable" in down.body["text"]
             assert "Something went wrong" not in card_json(down)
-            assert await healthz(bot) == 503
+            assert await healthz(bot, 503) == 503
             assert len(posts(bot)) == 2
 
             server = await asyncio.to_thread(get_server, pgdata, cleanup_mode="stop")
@@ -138,7 +139,7 @@ async def test_database_stopped_mid_traffic_shows_a_card_and_answers_resume_by_t
                 await asyncio.sleep(0.25)
             assert await stored_status(store, card.reply["ts"]) == ("answered", None)
             assert card.body["text"] == before.body["text"]
-            assert await healthz(bot) == 200
+            assert await healthz(bot, 200) == 200
     finally:
         await store.close()
         get_server(pgdata, cleanup_mode="delete").cleanup()

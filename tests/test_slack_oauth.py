@@ -10,9 +10,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from cryptography.fernet import Fernet
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.token_cipher import TokenCipher
 from rag import FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
 from rag.answerers import ExtractiveAnswerer
 from tests import credentials
@@ -21,6 +23,8 @@ from tests.slack_harness import served_app
 
 SECRET = credentials.SLACK_SIGNING_SECRET
 STATE_COOKIE = "slack-app-oauth-state"
+KEY = Fernet.generate_key().decode()
+CIPHER = TokenCipher.from_setting(SecretStr(KEY))
 
 
 async def installed_rows(store: Store, team_id: str) -> tuple[int, int]:
@@ -61,6 +65,7 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
             "slack_signing_secret": SecretStr(SECRET),
             "slack_client_id": "1111.2222",
             "slack_client_secret": SecretStr(credentials.SLACK_CLIENT_SECRET),
+            "encryption_keys": SecretStr(KEY),
         }
     )
     service = RagService(
@@ -97,10 +102,10 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
             assert refresh.body["grant_type"] == "refresh_token"
             assert post.token == "xoxb-T_OAUTH-rotated"
             async with store.pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT bot ->> 'bot_token' FROM slack_bots WHERE team_id = 'T_OAUTH'"
-                )
-                assert await cur.fetchall() == [("xoxb-T_OAUTH-rotated",)]
+                cur = await conn.execute("SELECT bot FROM slack_bots WHERE team_id = 'T_OAUTH'")
+                [(sealed,)] = await cur.fetchall()
+            assert "xox" not in str(sealed)
+            assert CIPHER.open(sealed)["bot_token"] == "xoxb-T_OAUTH-rotated"
 
             await sender.event({"type": "app_uninstalled"}, team_id="T_OAUTH")
             # Bolt's own revocation listener runs untracked: poll the store for its effect.

@@ -1,7 +1,9 @@
 """Answers behind the buttons, and feedback on them.
 
 Button values carry only an answer id; every lookup also filters on the tenant resolved from the
-verified payload, so a click in one workspace can never load another tenant's answer.
+verified payload, so a click in one workspace can never load another tenant's answer. An answer
+row holds references to runbook chunks, not their text (``result_codec``), and no response_url:
+a redraw re-reads the chunks under the tenant reader.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any, Literal, LiteralString
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from bot.core.result_codec import result_from_json, result_to_json
-from rag import AskResult, Store
+from bot.core.result_codec import SourceChange, chunk_ids_of, result_from_json, result_to_json
+from rag import AskResult, Store, load_chunks
 
 Entry = Literal["mention", "command", "shortcut"]
 
@@ -29,11 +31,12 @@ class Placement:
     channel_id: str | None
     thread_ts: str | None
     ephemeral: bool
-    response_url: str | None
 
 
 @dataclass(frozen=True)
 class StoredAnswer:
+    """An answer as it reads now; ``changes`` names sources changed or gone since it was given."""
+
     tenant: str
     answer_id: str
     question: str
@@ -42,20 +45,30 @@ class StoredAnswer:
     placement: Placement
     message_ts: str | None
     expanded: frozenset[int]
+    changes: tuple[SourceChange, ...] = ()
 
 
 _INSERT = """
 INSERT INTO answers (tenant_id, answer_id, entry, question, service, result, enterprise_id,
-                     team_id, channel_id, thread_ts, ephemeral, response_url)
+                     team_id, channel_id, thread_ts, ephemeral)
 VALUES (%(tenant)s, %(answer_id)s, %(entry)s, %(question)s, %(service)s, %(result)s,
-        %(enterprise_id)s, %(team_id)s, %(channel_id)s, %(thread_ts)s, %(ephemeral)s,
-        %(response_url)s)
+        %(enterprise_id)s, %(team_id)s, %(channel_id)s, %(thread_ts)s, %(ephemeral)s)
 """
 
 _SELECT = """
 SELECT answer_id, question, service, result, entry, team_id, enterprise_id, channel_id,
-       thread_ts, ephemeral, response_url, message_ts, expanded
+       thread_ts, ephemeral, message_ts, expanded
 FROM answers WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s
+"""
+
+# Array updates in place: two clicks at once both land (a read-modify-write would lose one).
+_SHOW_QUOTE = """
+UPDATE answers SET expanded = array_append(array_remove(expanded, %(n)s::int), %(n)s::int)
+WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s RETURNING expanded
+"""
+_HIDE_QUOTE = """
+UPDATE answers SET expanded = array_remove(expanded, %(n)s::int)
+WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s RETURNING expanded
 """
 
 _FEEDBACK = """
@@ -91,7 +104,6 @@ class AnswerStore:
                 "channel_id": placement.channel_id,
                 "thread_ts": placement.thread_ts,
                 "ephemeral": placement.ephemeral,
-                "response_url": placement.response_url,
             },
         )
         return answer_id
@@ -113,17 +125,19 @@ class AnswerStore:
             channel_id=row["channel_id"],
             thread_ts=row["thread_ts"],
             ephemeral=row["ephemeral"],
-            response_url=row["response_url"],
         )
+        chunks = await load_chunks(self._store, tenant, chunk_ids_of(row["result"]))
+        redrawn = result_from_json(row["result"], chunks)
         return StoredAnswer(
             tenant=tenant,
             answer_id=str(row["answer_id"]),
             question=row["question"],
             service=row["service"],
-            result=result_from_json(row["result"]),
+            result=redrawn.result,
             placement=placement,
             message_ts=row["message_ts"],
             expanded=frozenset(row["expanded"]),
+            changes=redrawn.changes,
         )
 
     async def record_delivery(
@@ -135,12 +149,17 @@ class AnswerStore:
             {"ts": message_ts, "ephemeral": ephemeral, **_key(tenant, answer_id)},
         )
 
-    async def set_expanded(self, tenant: str, answer_id: str, expanded: frozenset[int]) -> None:
-        await self._execute(
-            "UPDATE answers SET expanded = %(expanded)s "
-            "WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s",
-            {"expanded": sorted(expanded), **_key(tenant, answer_id)},
-        )
+    async def toggle_quote(
+        self, tenant: str, answer_id: str, n: int, *, show: bool
+    ) -> frozenset[int] | None:
+        """Show or hide quote ``n`` in one statement, so concurrent clicks never lose a toggle;
+        returns the quotes now expanded (None when the answer is gone)."""
+        async with self._store.pool.connection() as conn:
+            cur = await conn.execute(
+                _SHOW_QUOTE if show else _HIDE_QUOTE, {"n": n, **_key(tenant, answer_id)}
+            )
+            row = await cur.fetchone()
+        return frozenset(row[0]) if row is not None else None
 
     async def claim_share(self, tenant: str, answer_id: str, user_id: str) -> bool:
         """True for the first Share click only, so a double click posts once."""
@@ -152,6 +171,14 @@ class AnswerStore:
                 {"user": user_id, **_key(tenant, answer_id)},
             )
             return await cur.fetchone() is not None
+
+    async def release_share(self, tenant: str, answer_id: str, user_id: str) -> None:
+        """Undo a claim whose post failed, so the answer can be shared again."""
+        await self._execute(
+            "UPDATE answers SET shared_by = NULL, shared_at = NULL "
+            "WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s AND shared_by = %(user)s",
+            {"user": user_id, **_key(tenant, answer_id)},
+        )
 
     async def record_feedback(self, tenant: str, answer_id: str, user_id: str, value: str) -> bool:
         """Store (or change) one user's vote; False when the answer does not exist."""

@@ -6,20 +6,21 @@ the tenant of the workspace the click came from, and the card is re-rendered fro
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import StoredAnswer
 from bot.slack.answering import Bot, render, render_stored
-from bot.slack.blocks import Card, render_not_connected, render_searching
+from bot.slack.blocks import Card, render_searching
 from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
 from bot.slack.feedback_form import open_reason_form
-from bot.slack.tenancy import origin_of, tenant_of
+from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
 
@@ -47,31 +48,55 @@ class ActionListener:
         self.bot = bot
 
     async def show_quote(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        await self._toggle_quote(ack, body, client, respond, show=True)
+        await self._toggle_quote(ack, body, client, respond, context, show=True)
 
     async def hide_quote(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        await self._toggle_quote(ack, body, client, respond, show=False)
+        await self._toggle_quote(ack, body, client, respond, context, show=False)
 
     async def share(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        stored = await self._start(ack, body, respond)
+        stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
-        if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, _user(body)):
+        user = _user(body)
+        if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, user):
             await self.bot.delivery.respond(respond, ALREADY_SHARED)
             return
         card = render_stored(
             stored, ephemeral=False, stale_after_days=self.bot.settings.stale_after_days
         )
         channel = (body.get("container") or {}).get("channel_id") or stored.placement.channel_id
-        if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
-            # The response_url can still post to the channel on the user's behalf.
-            await self.bot.delivery.respond(respond, card, in_channel=True)
+        try:
+            if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
+                # The response_url can still post to the channel on the user's behalf.
+                await self.bot.delivery.respond(respond, card, in_channel=True)
+        except BaseException:
+            # Not shared (as far as we know): the error card tells the user, and a later click
+            # may share it. Keeping the claim would leave an answer nobody sees "already shared".
+            await asyncio.shield(
+                self.bot.answers.release_share(stored.tenant, stored.answer_id, user)
+            )
+            raise
         self.bot.metrics.answers_posted.labels("share", stored.result.status).inc()
         try:
             await self.bot.delivery.discard(respond)  # the private copy has done its job
@@ -79,9 +104,14 @@ class ActionListener:
             logger.info("shared answer %s: private copy not deleted", stored.answer_id)
 
     async def retry(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
-        stored = await self._start(ack, body, respond)
+        stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
         await self._replace(body, client, respond, render_searching())
@@ -110,12 +140,17 @@ class ActionListener:
         logger.info("ignored click on unknown action in %s", _describe_action(body))
 
     async def feedback(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
         self.bot.tasks.adopt_current()
         await ack()
         answer_id, _, vote = _value(body).rpartition(":")
-        tenant = await self._tenant(body, respond)
+        tenant = await self._tenant(body, respond, context)
         if tenant is None:
             return
         recorded = vote in ("up", "down") and await self.bot.answers.record_feedback(
@@ -131,17 +166,22 @@ class ActionListener:
         body: dict[str, Any],
         client: AsyncWebClient,
         respond: AsyncRespond,
+        context: AsyncBoltContext,
         *,
         show: bool,
     ) -> None:
-        stored = await self._start(ack, body, respond)
+        stored = await self._start(ack, body, respond, context)
         if stored is None:
             return
         pattern = SHOW_QUOTE if show else HIDE_QUOTE
         match = pattern.match(str(body["actions"][0].get("action_id", "")))
         n = int(match.group(1)) if match else 0
-        expanded = stored.expanded | {n} if show else stored.expanded - {n}
-        await self.bot.answers.set_expanded(stored.tenant, stored.answer_id, expanded)
+        expanded = await self.bot.answers.toggle_quote(
+            stored.tenant, stored.answer_id, n, show=show
+        )
+        if expanded is None:
+            await self.bot.delivery.respond(respond, GONE)
+            return
         card = render_stored(
             stored,
             ephemeral=_is_ephemeral(body),
@@ -164,12 +204,12 @@ class ActionListener:
         return True
 
     async def _start(
-        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond, context: AsyncBoltContext
     ) -> StoredAnswer | None:
         """Ack, then load the clicked card's answer (or tell the user why there is none)."""
         self.bot.tasks.adopt_current()
         await ack()
-        tenant = await self._tenant(body, respond)
+        tenant = await self._tenant(body, respond, context)
         if tenant is None:
             return None
         stored = await self.bot.answers.load(tenant, _value(body))
@@ -177,12 +217,13 @@ class ActionListener:
             await self.bot.delivery.respond(respond, GONE)
         return stored
 
-    async def _tenant(self, body: dict[str, Any], respond: AsyncRespond) -> str | None:
-        origin = origin_of(body)
+    async def _tenant(
+        self, body: dict[str, Any], respond: AsyncRespond, context: AsyncBoltContext
+    ) -> str | None:
+        origin = origin_of(body, context)
         tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
-            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
-            await self.bot.delivery.respond(respond, card)
+            await self.bot.delivery.respond(respond, not_connected_card(origin))
         return tenant
 
     async def _replace(

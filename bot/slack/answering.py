@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from bot.core.answers_store import StoredAnswer
 from bot.core.conversation import Conversation
-from bot.slack.blocks import Card, render_result
+from bot.slack.blocks import Card, render_result, with_source_changes
 from bot.slack.delivery import Delivery
 from bot.slack.tenancy import Origin
 from rag import AskResult
@@ -53,7 +53,8 @@ def render_stored(
     stale_after_days: int,
     expanded: frozenset[int] | None = None,
 ) -> Card:
-    return render(
+    """A stored answer redrawn from the runbooks as they are now, noting what changed."""
+    card = render(
         stored.result,
         entry=stored.placement.entry,
         question=stored.question,
@@ -61,3 +62,4 @@ def render_stored(
         stale_after_days=stale_after_days,
         expanded=stored.expanded if expanded is None else expanded,
     )
+    return with_source_changes(card, stored.changes)

@@ -22,6 +22,7 @@ from bot.core.answers_store import AnswerStore
 from bot.core.dedupe import EventDeduper
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
+from bot.core.token_cipher import TokenCipher
 from bot.slack.actions import register_actions
 from bot.slack.answering import Bot
 from bot.slack.commands import register_commands
@@ -117,7 +118,9 @@ def _oauth_app(
 ) -> AsyncApp:
     client_id = str(settings.slack_client_id)
     client_secret = _secret(settings.slack_client_secret) or ""
-    installations = PostgresInstallationStore(store, client_id=client_id)
+    # Refuses to start without RUNBOOK_ENCRYPTION_KEYS: tokens are never stored in plaintext.
+    cipher = TokenCipher.from_setting(settings.encryption_keys)
+    installations = PostgresInstallationStore(store, client_id=client_id, cipher=cipher)
     oauth_settings = AsyncOAuthSettings(
         client_id=client_id,
         client_secret=client_secret,

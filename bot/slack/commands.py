@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 
 from bot.core.answers_store import Placement
 from bot.slack.answering import Bot, render
-from bot.slack.blocks import render_not_connected, render_searching, render_usage
-from bot.slack.tenancy import origin_of, tenant_of
+from bot.slack.blocks import render_searching, render_usage
+from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 COMMAND = "/runbook"
 _HELP_WORDS = frozenset({"", "help", "?", "-h", "--help"})
@@ -28,7 +28,12 @@ class CommandListener:
         self.bot = bot
 
     async def handle(
-        self, ack: AsyncAck, command: dict[str, Any], body: dict[str, Any], respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        command: dict[str, Any],
+        body: dict[str, Any],
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
         self.bot.tasks.adopt_current()
         question = " ".join((command.get("text") or "").split())
@@ -38,12 +43,11 @@ class CommandListener:
             return
         searching = render_searching()
         await ack(text=searching.text, blocks=searching.blocks)
-        origin = origin_of(body)
+        origin = origin_of(body, context)
         delivery = self.bot.delivery
         tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
-            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
-            await delivery.respond(respond, card, replace_original=True)
+            await delivery.respond(respond, not_connected_card(origin), replace_original=True)
             return
         placement = Placement(
             entry="command",
@@ -52,7 +56,6 @@ class CommandListener:
             channel_id=origin.channel_id,
             thread_ts=None,
             ephemeral=True,
-            response_url=command.get("response_url"),
         )
         service = await self.bot.scope_for(tenant, origin)
         result = await self.bot.ask(tenant, question, service=service, placement=placement)

@@ -18,9 +18,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.answers_store import Placement
 from bot.slack.alerts import AlertText, fit_question, read_message
 from bot.slack.answering import Bot, render
-from bot.slack.blocks import render_not_connected, render_usage
+from bot.slack.blocks import render_usage
 from bot.slack.delivery import working_mark
-from bot.slack.tenancy import origin_of, tenant_of
+from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
 
@@ -62,11 +62,20 @@ class MentionListener:
             # Not a shape Slack sends: there is nowhere to reply, so nothing to do.
             logger.warning("ignored a malformed app_mention %s", body.get("event_id"))
             return
-        origin = origin_of(body)
+        origin = origin_of(body, context)
         delivery = self.bot.delivery
         tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
-            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
+            card = not_connected_card(origin)
+            if origin.outsider:  # another organisation's user: tell them alone
+                await client.chat_postEphemeral(
+                    channel=channel,
+                    user=str(event.get("user") or ""),
+                    thread_ts=thread_ts,
+                    text=card.text,
+                    blocks=card.blocks,
+                )
+                return
             await delivery.post(client, channel=channel, thread_ts=thread_ts, card=card)
             return
         question = strip_mention(text, context.bot_user_id)
@@ -85,7 +94,6 @@ class MentionListener:
             channel_id=channel,
             thread_ts=thread_ts,
             ephemeral=False,
-            response_url=None,
         )
         async with working_mark(client, channel=channel, ts=ts):
             service = await self.bot.scope_for(tenant, origin, hints)

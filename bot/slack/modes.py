@@ -51,6 +51,10 @@ def slack_mode(settings: Settings) -> SlackMode:
             missing.append("SLACK_CLIENT_ID")
         elif not client_id:
             missing.append(_TOKEN)
+    oauth = not bot_token and client_id and client_secret
+    if oauth and settings.encryption_keys is None:
+        # OAuth stores workspace tokens in Postgres, and only ever encrypted.
+        missing.append("RUNBOOK_ENCRYPTION_KEYS")
     if not missing:
         return SlackMode("http")
     partly = bot_token or client_id or client_secret or signing_secret

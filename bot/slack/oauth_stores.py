@@ -1,5 +1,9 @@
 """Slack OAuth installations and install states in our Postgres (tables in 002_chat_app.sql).
 
+Tokens are sealed at rest (``bot.core.token_cipher``): the installation and bot objects are
+stored encrypted; rows written before encryption, or sealed with a retired key, are re-sealed
+with the current key when read (``runbook secrets reencrypt`` does all of them at once).
+
 Without explicit stores Bolt would silently fall back to files in the home directory whenever
 SLACK_CLIENT_ID/SECRET are set, which loses every install on a container restart. Absent ids are
 stored as '' so they can be key columns; an org-wide install is keyed by enterprise alone.
@@ -26,6 +30,7 @@ from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
+from bot.core.token_cipher import TokenCipher
 from rag import Store
 
 _log = logging.getLogger(__name__)
@@ -43,7 +48,7 @@ ON CONFLICT (client_id, enterprise_id, team_id)
     DO UPDATE SET bot = excluded.bot, installed_at = now()
 """
 _FIND_INSTALLATION = """
-SELECT installation FROM slack_installations
+SELECT installation, user_id FROM slack_installations
 WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
   AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
 ORDER BY installed_at DESC LIMIT 1
@@ -54,22 +59,31 @@ SELECT pg_advisory_xact_lock(
     hashtext(concat_ws('/', %(client_id)s::text, %(enterprise_id)s::text, %(team_id)s::text))
 )
 """
-_STORED_REFRESH_TOKEN = """
-SELECT bot ->> 'bot_refresh_token' FROM slack_bots
+_STORED_BOT = """
+SELECT bot FROM slack_bots
 WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
 """
 # custom_values key: digest of the refresh token an installation was read with (never the token).
 _ROTATION_BASE = "runbook_rotation_base"
-_FIND_BOT = """
-SELECT bot FROM slack_bots
+_FIND_BOT = _STORED_BOT
+# Re-seal a row read in plaintext or under a retired key, unless another replica changed it.
+_RESEAL_BOT = """
+UPDATE slack_bots SET bot = %(sealed)s
 WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
+  AND bot = %(stored)s
+"""
+_RESEAL_INSTALLATION = """
+UPDATE slack_installations SET installation = %(sealed)s
+WHERE client_id = %(client_id)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
+  AND user_id = %(user_id)s AND installation = %(stored)s
 """
 
 
 class PostgresInstallationStore(AsyncInstallationStore):
-    def __init__(self, store: Store, *, client_id: str) -> None:
+    def __init__(self, store: Store, *, client_id: str, cipher: TokenCipher) -> None:
         self._store = store
         self._client_id = client_id
+        self._cipher = cipher
 
     @property
     def logger(self) -> logging.Logger:
@@ -80,7 +94,7 @@ class PostgresInstallationStore(AsyncInstallationStore):
             installation.enterprise_id, installation.team_id, installation.is_enterprise_install
         )
         base = installation.custom_values.pop(_ROTATION_BASE, None)
-        data = _jsonable(installation.to_dict_for_copying())
+        data = self._cipher.seal(_jsonable(installation.to_dict_for_copying()))
         async with self._store.pool.connection() as conn, conn.transaction():
             if await self._is_stale_rotation(conn, key, base):
                 return
@@ -89,13 +103,13 @@ class PostgresInstallationStore(AsyncInstallationStore):
                 {**key, "user_id": installation.user_id or "", "data": Jsonb(data)},
             )
             if installation.bot_token is not None:
-                bot = _jsonable(installation.to_bot().to_dict_for_copying())
+                bot = self._cipher.seal(_jsonable(installation.to_bot().to_dict_for_copying()))
                 await conn.execute(_SAVE_BOT, {**key, "data": Jsonb(bot)})
 
     async def async_save_bot(self, bot: Bot) -> None:
         key = self._key(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
         base = bot.custom_values.pop(_ROTATION_BASE, None)
-        data = _jsonable(bot.to_dict_for_copying())
+        data = self._cipher.seal(_jsonable(bot.to_dict_for_copying()))
         async with self._store.pool.connection() as conn, conn.transaction():
             if await self._is_stale_rotation(conn, key, base):
                 return
@@ -108,9 +122,9 @@ class PostgresInstallationStore(AsyncInstallationStore):
         await conn.execute(_LOCK_INSTALLATION, key)
         if not isinstance(base, str):
             return False  # a fresh install, or a save that did not come from our find
-        cur = await conn.execute(_STORED_REFRESH_TOKEN, key)
+        cur = await conn.execute(_STORED_BOT, key)
         row = await cur.fetchone()
-        if row is None or _digest(row[0]) == base:
+        if row is None or _digest(self._cipher.open(row[0]).get("bot_refresh_token")) == base:
             return False
         _log.info("another replica already rotated this installation's token; keeping its save")
         return True
@@ -126,9 +140,15 @@ class PostgresInstallationStore(AsyncInstallationStore):
         async with self._store.pool.connection() as conn:
             cur = await conn.execute(_FIND_BOT, key)
             row = await cur.fetchone()
-        if row is None:
-            return None
-        bot = Bot(**row[0])
+            if row is None:
+                return None
+            data = self._cipher.open(row[0])
+            if self._cipher.needs_resealing(row[0]):
+                sealed = self._cipher.seal(data)
+                await conn.execute(
+                    _RESEAL_BOT, {**key, "sealed": Jsonb(sealed), "stored": Jsonb(row[0])}
+                )
+        bot = Bot(**data)
         bot.custom_values[_ROTATION_BASE] = _digest(bot.bot_refresh_token)
         return bot
 
@@ -144,9 +164,16 @@ class PostgresInstallationStore(AsyncInstallationStore):
         async with self._store.pool.connection() as conn:
             cur = await conn.execute(_FIND_INSTALLATION, {**key, "user_id": user_id})
             row = await cur.fetchone()
-        if row is None:
-            return None
-        installation = Installation(**row[0])
+            if row is None:
+                return None
+            stored, stored_user = row
+            data = self._cipher.open(stored)
+            if self._cipher.needs_resealing(stored):
+                params = {**key, "user_id": stored_user, "stored": Jsonb(stored)}
+                await conn.execute(
+                    _RESEAL_INSTALLATION, {**params, "sealed": Jsonb(self._cipher.seal(data))}
+                )
+        installation = Installation(**data)
         # A user's own install may predate the latest bot token (bolt-python#664).
         bot = await self.async_find_bot(
             enterprise_id=enterprise_id,

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import Placement
 from bot.slack.alerts import fit_question, read_message
 from bot.slack.answering import Bot, render
-from bot.slack.blocks import render_not_connected, render_usage
+from bot.slack.blocks import render_usage
 from bot.slack.delivery import UNREACHABLE_CHANNEL, slack_error, working_mark
-from bot.slack.tenancy import origin_of, tenant_of
+from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 CALLBACK_ID = "ask_runbooks"
 
@@ -32,16 +32,20 @@ class ShortcutListener:
         self.bot = bot
 
     async def handle(
-        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, respond: AsyncRespond
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
     ) -> None:
         self.bot.tasks.adopt_current()
         await ack()
-        origin = origin_of(body)
+        origin = origin_of(body, context)
         delivery = self.bot.delivery
         tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
-            card = render_not_connected(team_id=origin.team_id, enterprise_id=origin.enterprise_id)
-            await delivery.respond(respond, card)
+            await delivery.respond(respond, not_connected_card(origin))
             return
         message: dict[str, Any] = body.get("message") or {}
         alert = read_message(message)
@@ -58,7 +62,6 @@ class ShortcutListener:
             channel_id=channel,
             thread_ts=thread_ts,
             ephemeral=False,
-            response_url=body.get("response_url"),
         )
         posted_ts: str | None = None
         async with working_mark(client, channel=channel, ts=message_ts):

@@ -1,4 +1,5 @@
-"""Socket Mode: Slack over an outbound WebSocket; HTTP still serves /healthz and /metrics."""
+"""Socket Mode: Slack over an outbound WebSocket; the internal port still serves /healthz and
+/metrics (and the public one nothing but what surfaces add)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
 from bot.core.tasks import BackgroundTasks
-from bot.server import DRAIN_TIMEOUT_S, serving, wait_for_stop_signal
+from bot.server import serving_both, wait_for_stop_signal
+from rag import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -17,18 +19,18 @@ logger = logging.getLogger(__name__)
 async def run_socket_mode(
     app: AsyncApp,
     web_app: web.Application,
+    internal_app: web.Application,
     *,
     app_token: str,
-    host: str,
-    port: int,
+    settings: Settings,
     tasks: BackgroundTasks,
 ) -> None:
     handler = AsyncSocketModeHandler(app, app_token)
-    async with serving(web_app, host=host, port=port):
+    async with serving_both(web_app, internal_app, settings):
         await handler.connect_async()  # type: ignore[no-untyped-call]  # untyped in Bolt
         logger.info("connected to Slack over Socket Mode")
         try:
             await wait_for_stop_signal()
         finally:
             await handler.close_async()  # type: ignore[no-untyped-call]
-    await tasks.drain(DRAIN_TIMEOUT_S)
+    await tasks.drain(settings.drain_timeout_s)

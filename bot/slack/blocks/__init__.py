@@ -11,9 +11,11 @@ from slack_sdk.models.blocks import ContextBlock
 
 from bot.slack.blocks.answer import render_answer
 from bot.slack.blocks.card import Card, build_card
+from bot.slack.blocks.changes import with_source_changes
 from bot.slack.blocks.notices import (
     render_internal_error,
     render_not_connected,
+    render_outsider,
     render_searching,
     render_store_unavailable,
     render_usage,
@@ -31,10 +33,12 @@ __all__ = [
     "render_internal_error",
     "render_no_evidence",
     "render_not_connected",
+    "render_outsider",
     "render_result",
     "render_searching",
     "render_store_unavailable",
     "render_usage",
+    "with_source_changes",
 ]
 
 QUESTION_MAX = 300

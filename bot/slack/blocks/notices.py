@@ -88,3 +88,18 @@ def render_store_unavailable() -> Card:
     return build_card(
         STORE_UNAVAILABLE, [SectionBlock(text=mrkdwn(f":warning: {STORE_UNAVAILABLE}"))]
     )
+
+
+OUTSIDER = (
+    "runbook-bot answers members of the workspace that installed it. Your organisation has "
+    "not connected runbook-bot, so this question was not answered."
+)
+
+
+def render_outsider() -> Card:
+    """For a user of another organisation in a shared channel: names none of the host's ids."""
+    blocks = [
+        HeaderBlock(text="runbook-bot isn't connected for you"),
+        SectionBlock(text=mrkdwn(OUTSIDER)),
+    ]
+    return build_card(OUTSIDER, blocks)
