@@ -45,6 +45,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ingest.add_argument(
         "--prune", action="store_true", help="retire documents whose files are gone"
     )
+    ingest.add_argument(
+        "--force",
+        action="store_true",
+        help="let --prune retire more than half of a tenant's documents (refused otherwise)",
+    )
     ingest.add_argument("--json", action="store_true", help="print one JSON summary object")
 
     ask = commands.add_parser("ask", help="answer a question from one tenant's runbooks")
@@ -192,7 +197,11 @@ def _synthetic_options(args: argparse.Namespace) -> dict[str, Any]:
 async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     async with open_runtime(settings) as runtime:
         report = await runtime.ingest(
-            args.path, tenant=args.tenant, prune=args.prune, progress=not args.json
+            args.path,
+            tenant=args.tenant,
+            prune=args.prune,
+            force=args.force,
+            progress=not args.json,
         )
     print(json.dumps(report.as_json()) if args.json else format_ingest_report(report))
     return EXIT_FAILED if report.failed else EXIT_OK

@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import ValidationError
 
-from rag.errors import RunbookFormatError
+from rag.errors import EmptyRunbookError, RunbookFormatError
 from rag.noise import strip_noise
 from rag.runbook import Frontmatter, ParsedRunbook, Section
 
@@ -41,7 +41,7 @@ def parse_runbook(text: str, *, fallback_title: str) -> ParsedRunbook:
     """
     frontmatter, body = _split_frontmatter(_normalize_newlines(text))
     if not body.strip():
-        raise RunbookFormatError("empty runbook")
+        raise EmptyRunbookError("empty runbook")
     env: dict[str, object] = {}
     tokens = _BLOCKS.parse(body, env)
     headings = list(_find_headings(tokens, env))
