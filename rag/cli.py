@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag.answers import ask_result_json
+from rag.embedded_server import embedded_server_status, stop_embedded_server
 from rag.errors import RunbookError
 from rag.evaluate import evaluate, load_golden
 from rag.runtime import open_runtime, open_store
@@ -28,6 +29,8 @@ from rag.workspaces import (
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# As ``pg_ctl status`` says a server is not running.
+EXIT_NOT_RUNNING = 3
 
 
 Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
@@ -80,6 +83,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ch_map.add_argument("team_id")
     ch_map.add_argument("channel_id")
     ch_map.add_argument("service")
+
+    db = commands.add_parser("db", help="the embedded PostgreSQL (when DATABASE_URL is unset)")
+    db_actions = db.add_subparsers(dest="action", required=True)
+    db_actions.add_parser("status", help="say whether it runs (exit 3 when it does not)")
+    db_actions.add_parser("stop", help="stop it; every other command leaves it running")
 
     demo = commands.add_parser(
         "demo", help="ingest corpus/ and answer a sample question per tenant"
@@ -150,6 +158,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return await _eval(args, settings)
     if args.command in ("workspace", "channel"):
         return await _workspace(args, settings)
+    if args.command == "db":
+        return await _embedded_db(args, settings)
     if args.command == "demo":
         from rag.demo import run_demo
 
@@ -192,6 +202,24 @@ def _synthetic_options(args: argparse.Namespace) -> dict[str, Any]:
         "rebuild": args.rebuild,
         "output": args.output,
     }
+
+
+async def _embedded_db(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.database_url is not None:
+        print("runbook: DATABASE_URL is set; there is no embedded server to manage")
+        return EXIT_OK if args.action == "status" else EXIT_USAGE
+    if args.action == "stop":
+        stopped = await asyncio.to_thread(stop_embedded_server, settings.pgdata)
+        print(
+            f"{'stopped' if stopped else 'not running:'} embedded PostgreSQL in {settings.pgdata}"
+        )
+        return EXIT_OK
+    status = await asyncio.to_thread(embedded_server_status, settings.pgdata)
+    if not status.running:
+        print(f"embedded PostgreSQL in {settings.pgdata} is not running")
+        return EXIT_NOT_RUNNING
+    print(f"embedded PostgreSQL in {settings.pgdata} is running (pid {status.pid})")
+    return EXIT_OK
 
 
 async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
