@@ -24,9 +24,8 @@ def alive(pid: int) -> bool:
 
 
 @pytest.fixture
-def data_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    # Short: the server's unix socket path must stay under 107 bytes.
-    path = Path("/tmp/runbook-test") / f"db-{uuid.uuid4().hex[:8]}"
+def data_dir(test_root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    path = test_root / f"db-{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("RUNBOOK_DATA_DIR", str(path))
     try:
         yield path
