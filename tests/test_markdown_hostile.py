@@ -32,7 +32,8 @@ def _parse_seconds(text: str) -> float:
     return time.perf_counter() - started
 
 
-@pytest.mark.parametrize("opener", ["<!--", "{{<", "{{%", "{{< ref "])
+@pytest.mark.slow  # parses 1 MB (the default file cap) per case
+@pytest.mark.parametrize("opener", ["<!--", "{{<"])
 @pytest.mark.parametrize("separator", [" ", "\n"])
 def test_a_megabyte_of_one_unclosed_opener_is_stripped_and_parsed_within_the_bound(
     opener: str, separator: str
@@ -47,7 +48,7 @@ def test_a_megabyte_of_one_unclosed_opener_is_stripped_and_parsed_within_the_bou
 
 @settings(
     database=None,
-    max_examples=25,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
