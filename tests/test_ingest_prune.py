@@ -203,3 +203,25 @@ async def test_two_ingests_of_one_tenant_take_turns(
     assert first_report.added == 2
     # The second ran after the first finished: it saw the first's documents as stored.
     assert (second_report.added, second_report.changed, second_report.unchanged) == (0, 1, 1)
+
+
+async def test_the_demo_never_prunes_what_its_corpus_lacks(
+    store: Store, settings: Settings, unique_tenant: str, tmp_path: Path
+) -> None:
+    from rag import run_demo
+
+    corpus = tmp_path / "corpus"
+    populate(corpus / unique_tenant)
+    await ingest_path(
+        store, HashEmbedder(), corpus, tenant=None, prune=False, limits=ingest_limits(settings)
+    )
+    for topic in TOPICS[1:]:
+        (corpus / unique_tenant / f"{topic}.md").unlink()
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        '{"id": "q1", "tenant": "elsewhere", "question": "disk?", "expect": "abstain"}\n',
+        encoding="utf-8",
+    )
+
+    assert await run_demo(settings, corpus, golden) == 0
+    assert await current_ids(store, unique_tenant) == set(TOPICS)
