@@ -7,6 +7,8 @@ python3 dev.py lint | typecheck | bench-ingest | setup
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 import subprocess
 import sys
 import venv
@@ -23,13 +25,43 @@ def setup() -> None:
     """Create .venv and install the project with its dev extras, again when pyproject changes."""
     if STAMP.exists() and STAMP.stat().st_mtime >= (ROOT / "pyproject.toml").stat().st_mtime:
         return
-    if not (BIN / "python").exists():
-        print("dev.py: creating .venv", flush=True)
-        venv.create(VENV, with_pip=True)
+    if VENV.exists() and not venv_has_pip():
+        # A venv whose creation failed half-way (no pip) would fail the same way forever.
+        print("dev.py: .venv is half-made (it has no pip); rebuilding it", flush=True)
+        shutil.rmtree(VENV)
+    if not VENV.exists():
+        create_venv()
     print("dev.py: installing runbook-bot and its dev tools into .venv", flush=True)
     run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
     run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]"])
     STAMP.touch()
+
+
+def venv_has_pip() -> bool:
+    python = BIN / "python"
+    if not python.exists():
+        return False
+    probe = [str(python), "-m", "pip", "--version"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+def create_venv() -> None:
+    """Create .venv with pip, or explain which package this Python lacks and exit."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    missing = (
+        f"dev.py: {sys.executable} cannot create a virtualenv with pip: its ensurepip module "
+        f"is missing. On Debian or Ubuntu install python3-venv (or python{version}-venv), "
+        "then run this again."
+    )
+    # Checked before creating, so a failure leaves no half-made .venv behind.
+    if importlib.util.find_spec("ensurepip") is None:
+        sys.exit(missing)
+    print("dev.py: creating .venv", flush=True)
+    try:
+        venv.create(VENV, with_pip=True)
+    except subprocess.CalledProcessError:
+        shutil.rmtree(VENV, ignore_errors=True)
+        sys.exit(missing)
 
 
 def run(command: list[str]) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag.answers import ask_result_json
+from rag.embedded_server import embedded_server_status, stop_embedded_server
 from rag.errors import RunbookError
 from rag.evaluate import evaluate, load_golden
 from rag.runtime import open_runtime, open_store
@@ -28,6 +29,8 @@ from rag.workspaces import (
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# As ``pg_ctl status`` says a server is not running.
+EXIT_NOT_RUNNING = 3
 
 
 Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
@@ -44,6 +47,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ingest.add_argument("--tenant", help="ingest PATH itself as this tenant")
     ingest.add_argument(
         "--prune", action="store_true", help="retire documents whose files are gone"
+    )
+    ingest.add_argument(
+        "--force",
+        action="store_true",
+        help="let --prune retire more than half of a tenant's documents (refused otherwise)",
     )
     ingest.add_argument("--json", action="store_true", help="print one JSON summary object")
 
@@ -76,6 +84,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ch_map.add_argument("channel_id")
     ch_map.add_argument("service")
     ch_map.add_argument("--enterprise", default="", help="Enterprise Grid org id (E…)")
+
+    db = commands.add_parser("db", help="the embedded PostgreSQL (when DATABASE_URL is unset)")
+    db_actions = db.add_subparsers(dest="action", required=True)
+    db_actions.add_parser("status", help="say whether it runs (exit 3 when it does not)")
+    db_actions.add_parser("stop", help="stop it; every other command leaves it running")
 
     demo = commands.add_parser(
         "demo", help="ingest corpus/ and answer a sample question per tenant"
@@ -146,6 +159,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return await _eval(args, settings)
     if args.command in ("workspace", "channel"):
         return await _workspace(args, settings)
+    if args.command == "db":
+        return await _embedded_db(args, settings)
     if args.command == "demo":
         from rag.demo import run_demo
 
@@ -190,10 +205,32 @@ def _synthetic_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def _embedded_db(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.database_url is not None:
+        print("runbook: DATABASE_URL is set; there is no embedded server to manage")
+        return EXIT_OK if args.action == "status" else EXIT_USAGE
+    if args.action == "stop":
+        stopped = await asyncio.to_thread(stop_embedded_server, settings.pgdata)
+        print(
+            f"{'stopped' if stopped else 'not running:'} embedded PostgreSQL in {settings.pgdata}"
+        )
+        return EXIT_OK
+    status = await asyncio.to_thread(embedded_server_status, settings.pgdata)
+    if not status.running:
+        print(f"embedded PostgreSQL in {settings.pgdata} is not running")
+        return EXIT_NOT_RUNNING
+    print(f"embedded PostgreSQL in {settings.pgdata} is running (pid {status.pid})")
+    return EXIT_OK
+
+
 async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     async with open_runtime(settings) as runtime:
         report = await runtime.ingest(
-            args.path, tenant=args.tenant, prune=args.prune, progress=not args.json
+            args.path,
+            tenant=args.tenant,
+            prune=args.prune,
+            force=args.force,
+            progress=not args.json,
         )
     print(json.dumps(report.as_json()) if args.json else format_ingest_report(report))
     return EXIT_FAILED if report.failed else EXIT_OK

@@ -1,7 +1,8 @@
 """``runbook demo``: the local job on the embedded defaults, no Slack needed.
 
 Ingests the bundled corpus (incrementally: a second run embeds nothing) and answers one sample
-question per tenant, taken from the golden set beside it.
+question per tenant, taken from the golden set beside it. It never prunes: ``DATABASE_URL`` may
+point at a real store whose tenants share names with the demo corpus.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ DEFAULT_GOLDEN = Path("evals/golden.jsonl")
 
 async def run_demo(settings: Settings, corpus: Path, golden: Path = DEFAULT_GOLDEN) -> int:
     async with open_runtime(settings) as runtime:
-        report = await runtime.ingest(corpus, tenant=None, prune=True, progress=True)
+        report = await runtime.ingest(corpus, tenant=None, prune=False, progress=True)
         print(format_ingest_report(report))
         samples: dict[str, str] = {}
         for golden_question in load_golden(golden):

@@ -7,7 +7,10 @@ RunbookError
 │   ├── ModelFileError          embedding_model_files_invalid
 │   └── ModelMismatchError      embedding_model_mismatch
 ├── IngestFileError             ingest_file_invalid (path, reason)
+│   └── IngestFileSkipped       ingest_file_skipped (listed, not a failure)
+├── PruneRefusedError           prune_refused (tenant, retiring, current)
 ├── RunbookFormatError          runbook_format_invalid (reason)
+│   └── EmptyRunbookError       runbook_format_invalid (no text after the frontmatter)
 ├── QuestionError               question_invalid
 └── AnswerProviderError         answer_provider_* (retryable)
 """
@@ -71,6 +74,29 @@ class IngestFileError(RunbookError):
         super().__init__(f"{path}: {reason}")
 
 
+class IngestFileSkipped(IngestFileError):
+    """A file that is deliberately not ingested (empty, a section page, a symbolic link)."""
+
+    code = "ingest_file_skipped"
+
+
+class PruneRefusedError(RunbookError):
+    """``--prune`` would retire more than half of a tenant's documents; ``--force`` allows it."""
+
+    code = "prune_refused"
+
+    def __init__(self, *, tenant: str, retiring: int, current: int) -> None:
+        self.tenant = tenant
+        self.retiring = retiring
+        self.current = current
+        share = "all" if retiring == current else "more than half"
+        super().__init__(
+            f"refusing to prune {retiring} of {current} current documents of tenant {tenant!r} "
+            f"({share} of them); nothing was changed. Check the path (an empty or wrong folder "
+            "looks like every runbook was deleted), or pass --force to prune anyway"
+        )
+
+
 class QuestionError(RunbookError):
     code = "question_invalid"
 
@@ -94,3 +120,7 @@ class RunbookFormatError(RunbookError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+class EmptyRunbookError(RunbookFormatError):
+    """Frontmatter and nothing else: a section page (Hugo's ``_index.md``), not a runbook."""

@@ -14,24 +14,14 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import ValidationError
 
-from rag.errors import RunbookFormatError
+from rag.errors import EmptyRunbookError, RunbookFormatError
+from rag.noise import strip_noise
 from rag.runbook import Frontmatter, ParsedRunbook, Section
 
 # Inline parsing is most of the cost and only heading text needs it, so blocks are parsed alone.
 _BLOCKS = MarkdownIt("commonmark").disable("inline")
 _INLINE = MarkdownIt("commonmark")
 
-# Inline code is matched first and kept, so a shortcode or comment quoted in backticks survives.
-_NOISE = re.compile(
-    r"(?P<code>(?P<ticks>`+)[^\n]+?(?P=ticks))"
-    r"|<!--.*?-->"
-    # GitLab's table-of-contents marker renders as a list of headings, not as text.
-    r"|^[ \t]*\[\[_TOC_\]\][ \t]*$"
-    r"|\{\{<(?P<angle>.*?)>\}\}"
-    r"|\{\{%(?P<percent>.*?)%\}\}",
-    re.DOTALL | re.MULTILINE,
-)
-_SHORTCODE_TARGET = re.compile(r"""^\s*(?:ref|relref)\s+(?:"([^"]*)"|'([^']*)'|(\S+))""")
 _BLANK_LINES_AT_START = re.compile(r"\A(?:[ \t]*\n)+")
 
 
@@ -51,7 +41,7 @@ def parse_runbook(text: str, *, fallback_title: str) -> ParsedRunbook:
     """
     frontmatter, body = _split_frontmatter(_normalize_newlines(text))
     if not body.strip():
-        raise RunbookFormatError("empty runbook")
+        raise EmptyRunbookError("empty runbook")
     env: dict[str, object] = {}
     tokens = _BLOCKS.parse(body, env)
     headings = list(_find_headings(tokens, env))
@@ -66,21 +56,6 @@ def parse_runbook(text: str, *, fallback_title: str) -> ParsedRunbook:
         sections=tuple(sections),
         has_headings=bool(headings),
     )
-
-
-def _strip_noise(text: str) -> str:
-    """Drop HTML comments and Hugo shortcode tags (keeping what they wrap); a ref is its target."""
-    return _NOISE.sub(_replace_noise, text)
-
-
-def _replace_noise(match: re.Match[str]) -> str:
-    if match.group("code") is not None:
-        return match.group(0)
-    inner = match.group("angle") or match.group("percent") or ""
-    target = _SHORTCODE_TARGET.match(inner)
-    if target is None:
-        return ""
-    return next(group for group in target.groups() if group is not None)
 
 
 def _normalize_newlines(text: str) -> str:
@@ -159,7 +134,7 @@ def _heading_text(source: str, env: dict[str, object]) -> str:
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-    return " ".join(_strip_noise("".join(parts)).split())
+    return " ".join(strip_noise("".join(parts)).split())
 
 
 def _code_lines(tokens: Sequence[Token]) -> frozenset[int]:
@@ -205,11 +180,11 @@ def _clean_lines(lines: list[str], span: range, code_lines: frozenset[int]) -> s
     for index in span:
         if index in code_lines:
             if prose:
-                out.append(_strip_noise("\n".join(prose)))
+                out.append(strip_noise("\n".join(prose)))
                 prose = []
             out.append(lines[index])
         else:
             prose.append(lines[index])
     if prose:
-        out.append(_strip_noise("\n".join(prose)))
+        out.append(strip_noise("\n".join(prose)))
     return "\n".join(out)

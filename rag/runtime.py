@@ -28,7 +28,7 @@ class Runtime:
         return ingest_limits(self.settings)
 
     async def ingest(
-        self, path: Path, *, tenant: str | None, prune: bool, progress: bool
+        self, path: Path, *, tenant: str | None, prune: bool, progress: bool, force: bool = False
     ) -> IngestReport:
         """Ingest ``path``, drawing a progress bar on a terminal when ``progress`` is set."""
         bar = ProgressBar("ingesting")
@@ -39,6 +39,7 @@ class Runtime:
                 path,
                 tenant=tenant,
                 prune=prune,
+                force=force,
                 limits=self.ingest_limits,
                 on_progress=bar.update if progress else None,
             )

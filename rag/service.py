@@ -181,7 +181,8 @@ class RagService:
         verification = verify_draft(draft, context.excerpts)
         dropped = list(verification.dropped)
         input_tokens, output_tokens = draft.input_tokens, draft.output_tokens
-        if draft.status == "answered" and not verification.ok:
+        # Any dropped citation gets the one corrective retry, even when others survived.
+        if draft.status == "answered" and (verification.dropped or not verification.ok):
             draft = await self.answerer.answer(
                 question, context.excerpts, correction="\n".join(verification.problems)
             )

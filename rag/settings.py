@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -31,6 +31,12 @@ class Settings(BaseSettings):
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=10, ge=1)
     pool_timeout_s: float = Field(default=5.0, gt=0)
+
+    # PgBouncer (transaction pooling): psycopg prepares a statement after it ran this many
+    # times, and a prepared statement lives on one server connection; "none" never prepares.
+    # Migrations hold a session lock, so they connect directly (default: DATABASE_URL).
+    prepare_threshold: int | None = Field(default=5, ge=0)
+    migration_database_url: SecretStr | None = None
 
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_model_path: Path | None = None
@@ -101,6 +107,13 @@ class Settings(BaseSettings):
     stale_after_days: int = Field(default=365, ge=1)
     owner_batch_minutes: int = Field(default=60, ge=1)
     owner_flush_interval_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("prepare_threshold", mode="before")
+    @classmethod
+    def _none_disables_preparing(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("", "none", "off"):
+            return None
+        return value
 
     @model_validator(mode="after")
     def _overlap_below_cap(self) -> Settings:

@@ -61,15 +61,28 @@ class Store:
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:
-        """Connect, apply pending migrations, and open the pool."""
+        """Connect, apply pending migrations, and open the pool.
+
+        Migrations hold a session advisory lock, which a transaction-pooling PgBouncer would
+        hand to another client mid-way; they run over ``migration_database_url`` (a direct
+        connection to Postgres) when it is set.
+        """
         url = await resolve_database_url(settings)
+        migration_url = (
+            settings.migration_database_url.get_secret_value()
+            if settings.migration_database_url is not None
+            else url
+        )
         try:
-            async with await psycopg.AsyncConnection.connect(url) as conn:
+            async with await psycopg.AsyncConnection.connect(migration_url) as conn:
                 await apply_migrations(conn)
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to the database: {_redact(exc)}") from exc
         pool: AsyncConnectionPool[psycopg.AsyncConnection[TupleRow]] = AsyncConnectionPool(
             url,
+            # None: never prepare statements, which a transaction-pooling PgBouncer cannot
+            # keep (the next transaction may land on another server connection).
+            kwargs={"prepare_threshold": settings.prepare_threshold},
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             # How long a request waits for a connection before it becomes a visible error card;
@@ -84,6 +97,18 @@ class Store:
         )
         await pool.open(wait=True, timeout=30)
         return cls(pool)
+
+    async def connect_outside_pool(self) -> psycopg.AsyncConnection[TupleRow]:
+        """A connection of its own, set up like the pool's, for work that must not take a slot."""
+        conninfo, kwargs = self.pool.conninfo, self.pool.kwargs
+        if not isinstance(conninfo, str) or not isinstance(kwargs, dict | None):
+            raise StoreError("the pool's connection settings are not static")
+        try:
+            return await psycopg.AsyncConnection.connect(
+                conninfo, autocommit=True, **(kwargs or {})
+            )
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to the database: {_redact(exc)}") from exc
 
     async def close(self) -> None:
         await self.pool.close()

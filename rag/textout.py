@@ -12,11 +12,13 @@ def format_ingest_report(report: IngestReport) -> str:
     lines = [
         f"tenants: {', '.join(report.tenants)}",
         f"documents: {report.added} added, {report.changed} changed, {report.unchanged} unchanged, "
-        f"{report.superseded} superseded, {report.removed} removed, {len(report.failed)} failed",
+        f"{report.superseded} superseded, {report.removed} removed, {len(report.failed)} failed, "
+        f"{len(report.skipped)} skipped",
         f"chunks written: {report.chunks_written} in {report.seconds:.2f}s "
         f"(embedding {report.embed_seconds:.2f}s)",
     ]
-    lines += [f"  skipped {failure.path}: {failure.reason}" for failure in report.failed]
+    lines += [f"  failed {failure.path}: {failure.reason}" for failure in report.failed]
+    lines += [f"  skipped {skipped.path}: {skipped.reason}" for skipped in report.skipped]
     return "\n".join(lines)
 
 

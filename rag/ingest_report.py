@@ -1,0 +1,64 @@
+"""What an ingest was told (limits) and what it reports: counts, failures and skipped paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    max_file_bytes: int
+    chunk_max_chars: int
+    chunk_overlap_chars: int
+    embed_group_chunks: int = 128
+
+
+@dataclass(frozen=True)
+class IngestFailure:
+    """A file (or folder) that should have been ingested and could not be: exit status 1."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class IngestSkip:
+    """A path that is deliberately not ingested (empty file, section page, symbolic link)."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    tenants: list[str] = field(default_factory=list)
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    superseded: int = 0
+    removed: int = 0
+    chunks_written: int = 0
+    failed: list[IngestFailure] = field(default_factory=list)
+    skipped: list[IngestSkip] = field(default_factory=list)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tenants": self.tenants,
+            "documents": {
+                "added": self.added,
+                "changed": self.changed,
+                "unchanged": self.unchanged,
+                "superseded": self.superseded,
+                "removed": self.removed,
+                "failed": len(self.failed),
+                "skipped": len(self.skipped),
+            },
+            "chunks_written": self.chunks_written,
+            "failures": [{"path": f.path, "reason": f.reason} for f in self.failed],
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+        }

@@ -1,0 +1,140 @@
+"""Writing an ingest's results: a document's new version with its chunks, and retirements.
+
+A changed document's predecessor is marked superseded in the same transaction as the new version
+is written, so a concurrent reader sees the old version or the new one, never neither.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag.embedding import Embedder, Vectors
+from rag.ingest_embed import PendingDocument
+from rag.ingest_report import IngestReport
+from rag.store import Store
+
+_SUPERSEDE_DOCUMENT = """
+UPDATE documents SET superseded = true
+WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s AND NOT superseded
+"""
+
+_SUPERSEDE_CHUNKS = """
+UPDATE chunks SET superseded = true
+WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s AND NOT superseded
+"""
+
+_INSERT_DOCUMENT = """
+INSERT INTO documents (tenant_id, document_id, version, sha256, source_path, title, service,
+                       tags, owner, url, updated, superseded, superseded_by, embedding_model)
+SELECT %(tenant)s, %(document_id)s, coalesce(max(version), 0) + 1, %(sha256)s, %(source_path)s,
+       %(title)s, %(service)s, %(tags)s, %(owner)s, %(url)s, %(updated)s, %(retired)s,
+       %(superseded_by)s, %(embedding_model)s
+FROM documents WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s
+RETURNING version
+"""
+
+_LOCK_DOCUMENT = """
+SELECT pg_advisory_xact_lock(hashtextextended(%(tenant)s || '/' || %(document_id)s, 0))
+"""
+
+# Title above headings above body in keyword ranking (weights A, B, D).
+_INSERT_CHUNK = """
+INSERT INTO chunks (tenant_id, document_id, version, ordinal, heading_path, content, superseded,
+                    service, embedding, embedding_model, embedding_dim, tsv)
+VALUES (%(tenant)s, %(document_id)s, %(version)s, %(ordinal)s, %(heading_path)s, %(content)s,
+        %(retired)s, %(service)s, %(embedding)s, %(embedding_model)s, %(embedding_dim)s,
+        setweight(to_tsvector('english', %(title)s), 'A')
+        || setweight(to_tsvector('english', %(headings)s), 'B')
+        || setweight(to_tsvector('english', %(content)s), 'D'))
+"""
+
+_RETIRE_DOCUMENTS = """
+UPDATE documents SET superseded = true
+WHERE tenant_id = %(tenant)s AND NOT superseded AND document_id = ANY(%(gone)s)
+RETURNING document_id
+"""
+
+_RETIRE_CHUNKS = """
+UPDATE chunks SET superseded = true
+WHERE tenant_id = %(tenant)s AND NOT superseded AND document_id = ANY(%(gone)s)
+"""
+
+
+async def ensure_tenant(store: Store, tenant: str) -> None:
+    async with store.pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (tenant,)
+        )
+
+
+async def write_version(
+    store: Store,
+    embedder: Embedder,
+    document: PendingDocument,
+    vectors: Vectors,
+    report: IngestReport,
+) -> None:
+    source = document.source
+    meta = source.runbook.frontmatter
+    retired = meta.superseded_by is not None
+    params: dict[str, Any] = {
+        "tenant": document.tenant,
+        "document_id": source.document_id,
+        "sha256": source.sha256,
+        "source_path": source.relative_path,
+        "title": source.runbook.title,
+        "service": meta.service,
+        "tags": list(meta.tags),
+        "owner": meta.owner,
+        "url": meta.url,
+        "updated": meta.updated,
+        "retired": retired,
+        "superseded_by": meta.superseded_by,
+        "embedding_model": embedder.model_id,
+    }
+    async with store.pool.connection() as conn, conn.transaction():
+        # Serialise writers of one document so version numbers never collide.
+        await conn.execute(_LOCK_DOCUMENT, params)
+        replaced = await conn.execute(_SUPERSEDE_DOCUMENT, params)
+        await conn.execute(_SUPERSEDE_CHUNKS, params)
+        cur = await conn.execute(_INSERT_DOCUMENT, params)
+        row = await cur.fetchone()
+        assert row is not None
+        version = row[0]
+        chunk_rows = [
+            {
+                **params,
+                "version": version,
+                "ordinal": ordinal,
+                "heading_path": list(heading_path),
+                "headings": " ".join(heading_path),
+                "content": content,
+                "embedding": vector,
+                "embedding_dim": embedder.dim,
+            }
+            for ordinal, ((heading_path, content), vector) in enumerate(
+                zip(document.chunk_contents, vectors, strict=True)
+            )
+        ]
+        async with conn.cursor() as cursor:
+            await cursor.executemany(_INSERT_CHUNK, chunk_rows)
+    report.chunks_written += len(document.chunk_contents)
+    report.superseded += replaced.rowcount
+    if retired:
+        report.superseded += 1
+    elif document.is_new:
+        report.added += 1
+    else:
+        report.changed += 1
+
+
+async def retire_documents(store: Store, tenant: str, document_ids: list[str]) -> int:
+    """Retire these current documents and their chunks; return how many were retired."""
+    if not document_ids:
+        return 0
+    params = {"tenant": tenant, "gone": document_ids}
+    async with store.pool.connection() as conn, conn.transaction():
+        cur = await conn.execute(_RETIRE_DOCUMENTS, params)
+        gone = [row[0] for row in await cur.fetchall()]
+        await conn.execute(_RETIRE_CHUNKS, {"tenant": tenant, "gone": gone})
+    return len(gone)
