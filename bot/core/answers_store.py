@@ -30,6 +30,10 @@ class Placement:
     thread_ts: str | None
     ephemeral: bool
     response_url: str | None
+    # Teams only: the conversation (thread) id, its Bot Connector URL and the activity answered.
+    conversation_id: str | None = None
+    service_url: str | None = None
+    activity_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,15 +50,17 @@ class StoredAnswer:
 
 _INSERT = """
 INSERT INTO answers (tenant_id, answer_id, entry, question, service, result, enterprise_id,
-                     team_id, channel_id, thread_ts, ephemeral, response_url)
+                     team_id, channel_id, thread_ts, ephemeral, response_url,
+                     conversation_id, service_url, activity_id)
 VALUES (%(tenant)s, %(answer_id)s, %(entry)s, %(question)s, %(service)s, %(result)s,
         %(enterprise_id)s, %(team_id)s, %(channel_id)s, %(thread_ts)s, %(ephemeral)s,
-        %(response_url)s)
+        %(response_url)s, %(conversation_id)s, %(service_url)s, %(activity_id)s)
 """
 
 _SELECT = """
 SELECT answer_id, question, service, result, entry, team_id, enterprise_id, channel_id,
-       thread_ts, ephemeral, response_url, message_ts, expanded
+       thread_ts, ephemeral, response_url, message_ts, expanded, conversation_id,
+       service_url, activity_id
 FROM answers WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s
 """
 
@@ -92,6 +98,9 @@ class AnswerStore:
                 "thread_ts": placement.thread_ts,
                 "ephemeral": placement.ephemeral,
                 "response_url": placement.response_url,
+                "conversation_id": placement.conversation_id,
+                "service_url": placement.service_url,
+                "activity_id": placement.activity_id,
             },
         )
         return answer_id
@@ -114,6 +123,9 @@ class AnswerStore:
             thread_ts=row["thread_ts"],
             ephemeral=row["ephemeral"],
             response_url=row["response_url"],
+            conversation_id=row["conversation_id"],
+            service_url=row["service_url"],
+            activity_id=row["activity_id"],
         )
         return StoredAnswer(
             tenant=tenant,
