@@ -93,7 +93,7 @@ def build_teams_app(
     register_message_action(agent, bot)
     register_card_actions(agent, bot)
     register_messages(agent, bot)
-    on_error = TurnErrorHandler(teams_metrics)
+    on_error = TurnErrorHandler(teams_metrics).handle
     agent.error(on_error)
     adapter.on_turn_error = on_error
     authorizer = RequestAuthorizer(configuration, SigningKeys(override_url=settings.teams_jwks_url))

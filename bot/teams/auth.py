@@ -1,9 +1,10 @@
 """Inbound authentication of ``/api/messages``: the Agents SDK's JWT validation, answered as 401.
 
 The SDK's own route decorator lets some validation errors escape as a 500 (a JWT without
-``kid``); here every token problem is a 401 and a key-endpoint outage a 503. Issuer validation
+``kid``); here every token problem is a 401. Issuer validation
 is on. Signing keys come from the endpoint the token's issuer names (or ``TEAMS_JWKS_URL``),
-fetched asynchronously and cached.
+fetched asynchronously and cached. A token that cannot be checked (keys unreachable) is refused
+like a bad one: 401, never a request run unauthenticated.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ logger = logging.getLogger(__name__)
 
 KEYS_TIMEOUT_S = 5.0
 KEYS_TTL_S = 3600.0
-# An unknown kid may mean the keys rotated; refetch, but not on every forged token.
+# An unknown kid may mean the keys rotated; refetch, but not on every forged token. After a
+# failed fetch, wait before trying again, so a burst of requests doesn't queue on a dead endpoint.
 KEYS_REFRESH_MIN_S = 60.0
+KEYS_RETRY_AFTER_FAILURE_S = 30.0
 
 
 class SigningKeyUnavailable(Exception):
-    """The key endpoint could not be read: not the sender's fault, so not a 401."""
+    """The key endpoint could not be read, so no token can be verified right now."""
 
 
 class SigningKeys:
@@ -40,12 +43,15 @@ class SigningKeys:
     def __init__(self, *, override_url: str | None = None) -> None:
         self._override_url = override_url
         self._keys: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
+        self._failed_at: dict[str, float] = {}
         self._lock = asyncio.Lock()
 
     async def get_signing_key(self, jwks_uri: str, header: dict[str, Any]) -> jwt.PyJWK:
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise ValueError("token header has no key id")
+        if header.get("alg") != "RS256":
+            raise ValueError("token not signed with RS256")
         url = self._override_url or jwks_uri
         keys = await self._current(url, refresh_for=kid)
         if kid not in keys:
@@ -57,7 +63,13 @@ class SigningKeys:
             fetched_at, keys = self._keys.get(url, (0.0, {}))
             age = time.monotonic() - fetched_at
             if age > KEYS_TTL_S or (refresh_for not in keys and age > KEYS_REFRESH_MIN_S):
-                keys = await _fetch_keys(url)
+                if time.monotonic() - self._failed_at.get(url, -1e9) < KEYS_RETRY_AFTER_FAILURE_S:
+                    raise SigningKeyUnavailable("signing keys unavailable (recent failure)")
+                try:
+                    keys = await _fetch_keys(url)
+                except SigningKeyUnavailable:
+                    self._failed_at[url] = time.monotonic()
+                    raise
                 self._keys[url] = (time.monotonic(), keys)
             return keys
 
@@ -115,8 +127,8 @@ class RequestAuthorizer:
         try:
             claims = await self._validator.validate_token(token)
         except SigningKeyUnavailable as exc:
-            logger.warning("Teams token not checked: %s", exc)
-            return web.json_response({"error": "Signing keys unavailable"}, status=503)
+            logger.warning("Teams token refused, it cannot be verified: %s", exc)
+            return _refused("Invalid token or authentication failed.")
         except (jwt.PyJWTError, ValueError, KeyError, TypeError, AttributeError) as exc:
             # The exception text can quote claims; its type is enough to diagnose.
             logger.info("Teams token refused: %s", type(exc).__name__)

@@ -26,7 +26,7 @@ class TurnErrorHandler:
     def __init__(self, metrics: TeamsMetrics) -> None:
         self._metrics = metrics
 
-    async def __call__(self, context: TurnContext, error: Exception) -> None:
+    async def handle(self, context: TurnContext, error: Exception) -> None:
         activity = context.activity
         kind = activity.name if activity.type == "invoke" else activity.type
         logger.error(
