@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable
 
 import pydantic
@@ -33,8 +34,10 @@ def _messages_handler(
             if identity.status == 401:
                 app.bot.teams_metrics.auth_rejections.inc()
             return identity
-        # Where the SDK's request adapter reads the caller's identity from.
-        request["claims_identity"] = identity
+        with warnings.catch_warnings():
+            # The SDK's request adapter reads the identity under this plain string key.
+            warnings.simplefilter("ignore", web.NotAppKeyWarning)
+            request["claims_identity"] = identity
         try:
             response = await start_agent_process(request, app.agent, app.adapter)
         except pydantic.ValidationError:
