@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +84,7 @@ def _unsigned(claims: dict[str, Any], alg: str) -> str:
     return f"{part({'alg': alg, 'typ': 'JWT', 'kid': 'test-key-1'})}.{part(claims)}."
 
 
-BAD_TOKENS = {
+BAD_TOKENS: dict[str, Callable[[Server], str]] = {
     "wrong audience": lambda s: s.signed(audience="00000000-0000-4000-8000-000000000000"),
     "wrong issuer": lambda s: s.signed(issuer="https://evil.example"),
     "no kid": lambda s: s.signed(kid=None),

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -61,7 +62,7 @@ def runbook(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     ],
 )
 def test_teams_mode_follows_the_settings(
-    configured: dict[str, object], kind: str | None, missing: tuple[str, ...]
+    configured: dict[str, Any], kind: str | None, missing: tuple[str, ...]
 ) -> None:
     mode = teams_mode(Settings(_env_file=None, **configured))  # type: ignore[call-arg]
     assert (mode.kind, mode.missing) == (kind, missing)

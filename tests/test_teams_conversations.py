@@ -214,7 +214,10 @@ async def test_message_action_prefills_the_dialog_then_answers_in_the_alert_thre
         "commandContext": "message",
         "messagePayload": alertmanager_payload(alert_id),
     }
-    where = {"service_url": teams.connector.service_url, "aad_tenant": teams.aad_tenant}
+    where: dict[str, Any] = {
+        "service_url": teams.connector.service_url,
+        "aad_tenant": teams.aad_tenant,
+    }
     fetch = invoke("composeExtension/fetchTask", value, conversation_id=ALERTS, **where)
     status, body, _ = await teams.send(fetch)
     assert status == 200
@@ -242,7 +245,7 @@ async def test_feedback_is_stored_once_per_user_and_acknowledged_for_the_clicker
     [execute, _] = [a for a in final_card(message)["actions"] if a["verb"] == "feedback"]
     answer_id = execute["data"]["answer_id"]
     assert execute["fallback"]["type"] == "Action.Submit"
-    where = {
+    where: dict[str, Any] = {
         "service_url": teams.connector.service_url,
         "aad_tenant": teams.aad_tenant,
         "conversation_id": message.conversation,
@@ -311,7 +314,10 @@ async def test_hostile_text_is_neutralised_and_nothing_mentions_anyone(teams: Te
         "commandId": "askRunbooks",
         "messagePayload": alertmanager_payload(alert_id, hostile=HOSTILE),
     }
-    where = {"service_url": teams.connector.service_url, "aad_tenant": teams.aad_tenant}
+    where: dict[str, Any] = {
+        "service_url": teams.connector.service_url,
+        "aad_tenant": teams.aad_tenant,
+    }
     status, body, _ = await teams.send(
         invoke("composeExtension/fetchTask", value, conversation_id=ALERTS, **where)
     )
