@@ -339,3 +339,35 @@ async def test_hostile_text_is_neutralised_and_nothing_mentions_anyone(teams: Te
     )
     await teams.connector.wait_for_messages(f"{ALERTS};messageid={alert_id}", 1)
     # The teardown checks every recorded activity for mention entities and <at> tags.
+
+
+async def test_the_action_submit_fallback_stores_the_vote_too(teams: Teams) -> None:
+    [message] = await teams.answer_to(teams.mention(ANSWERABLE))
+    [up, _] = final_card(message)["actions"]
+    submit = teams.mention("")
+    submit.update(text=None, entities=[], value=up["fallback"]["data"], replyToId=message.id)
+    status, _, _ = await teams.send(submit)
+    assert status == 202
+    async with teams.store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT user_id, value FROM feedback WHERE answer_id = %s",
+            (up["data"]["answer_id"],),
+        )
+        assert await cur.fetchall() == [(USER["aadObjectId"], "up")]
+
+
+async def test_a_failing_turn_shows_a_fixed_card_never_the_exception(teams: Teams) -> None:
+    click = invoke(
+        "adaptiveCard/action",
+        feedback_value("5b9c0f52-0000-4000-8000-000000000000", "up"),
+        service_url=teams.connector.service_url,
+        aad_tenant=teams.aad_tenant,
+        conversation_id=f"{teams.mention('')['conversation']['id']}",
+    )
+    del click["from"]  # no sender: the handler cannot name the voter and fails
+    status, body, _ = await teams.send(click)
+    response = json.loads(body)
+    assert status == 200 and response["statusCode"] == 200
+    shown = " ".join(rendered_texts(response["value"]))
+    assert "Something went wrong on runbook-bot's side" in shown
+    assert "Error" not in shown and "NoneType" not in body
