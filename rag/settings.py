@@ -93,9 +93,7 @@ class Settings(BaseSettings):
     )
     teams_allow_unauthenticated: bool = Field(
         default=False,
-        validation_alias=AliasChoices(
-            "TEAMS_ALLOW_UNAUTHENTICATED", "teams_allow_unauthenticated"
-        ),
+        validation_alias=AliasChoices("TEAMS_ALLOW_UNAUTHENTICATED", "teams_allow_unauthenticated"),
     )
     # Where inbound tokens' signing keys are fetched; unset = the Bot Framework / Entra ID key
     # endpoints the token's issuer names (an override is for sovereign clouds and tests).

@@ -25,6 +25,7 @@ from bot.teams.app import TeamsApp, build_teams_app
 from bot.teams.config import teams_mode
 from bot.teams.routes import MESSAGES_PATH, teams_routes
 from rag import RagService, Settings, Store
+from tests import credentials
 
 APP_ID = "7e2a1b3c-4d5e-4f60-8a71-92b3c4d5e6f7"
 BOT = {"id": f"28:{APP_ID}", "name": "Runbook Bot"}
@@ -66,7 +67,7 @@ def teams_settings(settings: Settings, *, jwks_url: str, local: bool) -> Setting
     if local:
         update["teams_allow_unauthenticated"] = True
     else:
-        update["teams_app_password"] = SecretStr("test-teams-password-0000")
+        update["teams_app_password"] = SecretStr(credentials.TEAMS_APP_PASSWORD)
         update["teams_tenant_id"] = "11111111-2222-4333-8444-555555555555"
     return settings.model_copy(update=update)
 

@@ -19,7 +19,8 @@ import pytest
 
 from bot.teams.config import is_loopback, teams_mode
 from bot.teams.tenancy import add_teams_tenant
-from rag import Settings, Store
+from rag import IngestReport, Settings, Store
+from tests.adaptive_cards import card_problems
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.teams_harness import APP_ID, mention, new_aad_tenant
 
@@ -208,3 +209,19 @@ def test_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path) -> None:
         str(tmp_path / "a.zip"),
     )
     assert done.returncode == 2 and "not a GUID" in done.stderr
+
+
+def test_ask_teams_card_prints_a_valid_adaptive_card(
+    settings: Settings, acme_corpus: IngestReport
+) -> None:
+    assert settings.database_url is not None
+    env = {
+        "DATABASE_URL": settings.database_url.get_secret_value(),
+        "RUNBOOK_DATA_DIR": str(settings.data_dir),
+    }
+    question = "payments are throwing 502s, what do I check first?"
+    done = runbook("ask", "--tenant", "acme", "--teams-card", question, env=env)
+    assert done.returncode == 0, done.stderr
+    card = json.loads(done.stdout)
+    assert card_problems(card) == []
+    assert any(e["type"] == "Container" and e["isVisible"] is False for e in card["body"])
