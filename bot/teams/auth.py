@@ -1,10 +1,10 @@
 """Inbound authentication of ``/api/messages``: the Agents SDK's JWT validation, answered as 401.
 
 The SDK's own route decorator lets some validation errors escape as a 500 (a JWT without
-``kid``); here every token problem is a 401. Issuer validation
-is on. Signing keys come from the endpoint the token's issuer names (or ``TEAMS_JWKS_URL``),
-fetched asynchronously and cached. A token that cannot be checked (keys unreachable) is refused
-like a bad one: 401, never a request run unauthenticated.
+``kid``); here every token problem is a 401. Issuer validation is on. Signing keys come from
+the endpoint the token's issuer names (or ``TEAMS_JWKS_URL``), fetched asynchronously and
+cached. A token that cannot be checked (keys unreachable) is refused like a bad one: 401,
+never a request run unauthenticated.
 """
 
 from __future__ import annotations

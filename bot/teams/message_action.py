@@ -17,8 +17,12 @@ from bot.teams.answering import AnswerJob, start_answer
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import QUESTION_INPUT, neutral, render_question_dialog
 from bot.teams.invokes import as_dict, respond, value_of
-from bot.teams.threads import aad_tenant_of, alert_thread_reference, base_conversation_id
-from bot.teams.threads import channel_of as channel_id_of
+from bot.teams.threads import (
+    aad_tenant_of,
+    alert_thread_reference,
+    base_conversation_id,
+    channel_of,
+)
 
 COMMAND_ID = "askRunbooks"
 
@@ -45,7 +49,7 @@ def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> 
             job = AnswerJob(
                 reference=alert_thread_reference(activity, message_id),
                 aad_tenant=aad_tenant_of(activity),
-                channel_id=channel_id_of(activity),
+                channel_id=channel_of(activity),
                 question=question,
                 hints=alert.hints,
                 entry="shortcut",
