@@ -8,7 +8,6 @@ mode: no token required or sent, loopback service URLs allowed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from microsoft_agents.authentication.msal import MsalConnectionManager
@@ -57,7 +56,6 @@ def build_teams_app(
     store: Store,
     tasks: BackgroundTasks,
     metrics: BotMetrics,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> TeamsApp:
     if mode.kind is None or not settings.teams_app_id:
         raise ConfigurationError(mode.explain())
@@ -86,7 +84,7 @@ def build_teams_app(
         adapter=adapter,
         app_id=settings.teams_app_id,
         local=local,
-        delivery=Delivery(teams_metrics, sleep=sleep),
+        delivery=Delivery(teams_metrics),
         deduper=EventDeduper(store),
         teams_metrics=teams_metrics,
     )

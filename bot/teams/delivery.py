@@ -70,9 +70,8 @@ def backoff_s(attempt: int) -> float:
 
 
 class Delivery:
-    def __init__(self, metrics: TeamsMetrics, *, sleep: Callable[[float], Awaitable[None]]) -> None:
+    def __init__(self, metrics: TeamsMetrics) -> None:
         self._metrics = metrics
-        self._sleep = sleep
 
     async def post(
         self, client: ConnectorClientBase, reference: ConversationReference, card: Json
@@ -173,7 +172,7 @@ class Delivery:
                 label, delay = "connection", backoff_s(attempt)
             self._metrics.connector_retries.labels(label).inc()
             logger.info("connector %s got %s; retrying in %.2f s", operation, label, delay)
-            await self._sleep(delay)
+            await asyncio.sleep(delay)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _failed(self, operation: str, status: int | None, *, outcome_unknown: bool) -> Exception:
