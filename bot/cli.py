@@ -1,13 +1,15 @@
-"""``runbook``: the core's commands plus ``serve``, ``start`` and ``ask --blocks``.
+"""``runbook``: the core's commands plus ``serve``, ``start``, ``ask --blocks|--teams-card``
+and ``teams …``.
 
 The console script entry point (``runbook = "bot.cli:main"``); the core's parser is extended
-here so ``rag`` never has to know about Slack.
+here so ``rag`` never has to know about Slack or Teams.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +22,7 @@ from bot.core.token_cipher import TokenCipher, generate_key
 from bot.core.upkeep import upkeep_running
 from bot.owners_cli import HANDLERS as OWNER_HANDLERS
 from bot.owners_cli import add_owner_commands
-from bot.server import build_internal_app, build_web_app, run_http
+from bot.server import AddRoutes, build_internal_app, build_web_app, run_http
 from bot.slack.app import build_app
 from bot.slack.blocks import Card, render_result
 from bot.slack.modes import SlackMode, slack_mode
@@ -28,7 +30,13 @@ from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.reseal import reseal_tokens
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
+from bot.teams.app import build_teams_app
+from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
+from bot.teams.config import TeamsMode, is_loopback, teams_mode
+from bot.teams.routes import teams_routes
 from rag import Settings, build_parser, open_runtime, open_store, run_cli, run_demo
+
+logger = logging.getLogger(__name__)
 
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
 EXIT_USAGE = 2
@@ -42,20 +50,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _serve_command,
         "start": _start_command,
         "secrets": _secrets_command,
+        "teams": teams_command,
         **OWNER_HANDLERS,
     }
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
+    elif args.command == "ask" and args.teams_card:
+        handlers["ask"] = ask_teams_card_command
     return run_cli(parser, argv, handlers)
 
 
 def _add_commands(commands: Any) -> None:
     add_owner_commands(commands)
-    serve = commands.add_parser("serve", help="run the Slack app (HTTP or Socket Mode)")
+    serve = commands.add_parser(
+        "serve", help="run the Slack app (HTTP or Socket Mode) and/or the Teams app"
+    )
     start = commands.add_parser(
         "start",
-        help="serve when Slack is configured, run the local demo when it is not at all "
-        "(a partial Slack configuration is an error)",
+        help="serve when Slack or Teams is configured, run the local demo when neither is "
+        "(a partial configuration is an error)",
     )
     for parser in (serve, start):
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
@@ -70,54 +83,101 @@ def _add_commands(commands: Any) -> None:
     commands.choices["ask"].add_argument(
         "--blocks", action="store_true", help="print the Slack card's Block Kit JSON"
     )
+    add_teams_commands(commands)
 
 
 async def _serve_command(args: argparse.Namespace, settings: Settings) -> int:
-    mode = slack_mode(settings)
-    if mode.kind is None:
-        print(f"runbook serve: {mode.explain()}", file=sys.stderr)
+    settings = _listen_on(args, settings)
+    slack, teams = slack_mode(settings), teams_mode(settings)
+    if slack.kind is None and teams.kind is None:
+        print(f"runbook serve: {slack.explain()}; {teams.explain()}", file=sys.stderr)
         return EXIT_USAGE
-    return await _serve(_listen_on(args, settings), mode)
+    problem = _surface_problem(settings, slack, teams)
+    if problem:
+        print(f"runbook serve: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    return await _serve(settings, slack, teams)
 
 
 async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
-    mode = slack_mode(settings)
-    if mode.kind is not None:
-        return await _serve(_listen_on(args, settings), mode)
-    if mode.partly_configured:
-        # Half a Slack setup is a mistake to fix, not a wish for the demo.
+    settings = _listen_on(args, settings)
+    slack, teams = slack_mode(settings), teams_mode(settings)
+    problem = _surface_problem(settings, slack, teams)
+    if problem:
+        # Half a setup is a mistake to fix, not a wish for the demo.
         print(
-            f"runbook start: {mode.explain()}; set the rest, or unset every SLACK_* variable "
-            "to run the local demo",
+            f"runbook start: {problem}; set the rest, or unset every SLACK_* and TEAMS_* "
+            "variable to run the local demo",
             file=sys.stderr,
         )
         return EXIT_USAGE
-    print(f"runbook start: {mode.explain()}; running the local demo instead", file=sys.stderr)
+    if slack.kind is not None or teams.kind is not None:
+        return await _serve(settings, slack, teams)
+    print(f"runbook start: {slack.explain()}; running the local demo instead", file=sys.stderr)
     return await run_demo(settings, args.corpus)
 
 
-async def _serve(settings: Settings, mode: SlackMode) -> int:
+def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> str | None:
+    """Why serving would be wrong: a half-configured surface (silently skipping it would look
+    like a bot that ignores its users), or the local Teams mode on a reachable address."""
+    if slack.partly_configured:
+        return slack.explain()
+    if teams.partly_configured:
+        return teams.explain()
+    if teams.kind == "local" and not is_loopback(settings.host):
+        return (
+            f"TEAMS_ALLOW_UNAUTHENTICATED=true accepts activities without a token, so it only "
+            f"listens on a loopback address (127.0.0.1, ::1), not {settings.host!r}"
+        )
+    return None
+
+
+async def _serve(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
     async with open_runtime(settings) as runtime:
         tasks, metrics = BackgroundTasks(), BotMetrics()
-        app = build_app(
-            settings=settings,
-            service=runtime.service,
-            store=runtime.store,
-            client=None,
-            tasks=tasks,
-            metrics=metrics,
-        )
-        web_app = build_web_app(
-            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else []
-        )
+        surfaces: list[AddRoutes] = []
+        app = None
+        if slack.kind is not None:
+            app = build_app(
+                settings=settings,
+                service=runtime.service,
+                store=runtime.store,
+                client=None,
+                tasks=tasks,
+                metrics=metrics,
+            )
+            if slack.kind == "http":
+                surfaces.append(slack_routes(app, metrics))
+        if teams.kind is not None:
+            if teams.kind == "local":
+                logger.warning(
+                    "Teams local mode (TEAMS_ALLOW_UNAUTHENTICATED=true): activities without a "
+                    "token are accepted and replies are sent unsigned; never use it in production"
+                )
+            teams_app = build_teams_app(
+                settings=settings,
+                mode=teams,
+                service=runtime.service,
+                store=runtime.store,
+                tasks=tasks,
+                metrics=metrics,
+            )
+            surfaces.append(teams_routes(teams_app))
+        web_app = build_web_app(surfaces=surfaces)
         internal_app = build_internal_app(
             store=runtime.store, rag_metrics=runtime.service.metrics, bot_metrics=metrics
         )
-        owners = SlackOwnerMessenger(
-            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+        owners = (
+            SlackOwnerMessenger(
+                client=app.client,
+                installations=app.installation_store,
+                api_url=settings.slack_api_url,
+            )
+            if app is not None
+            else None
         )
         async with upkeep_running(runtime.store, owners, settings):
-            if mode.kind == "socket" and settings.slack_app_token is not None:
+            if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
                 await run_socket_mode(
                     app,
                     web_app,

@@ -86,6 +86,27 @@ class Settings(BaseSettings):
         default="https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
     )
+    # Microsoft Teams (bot/teams): the Azure bot registration (single-tenant), and the local
+    # mode for tests and trying it out (no inbound token required, outbound calls unsigned).
+    teams_app_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_ID", "teams_app_id")
+    )
+    teams_app_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_PASSWORD", "teams_app_password")
+    )
+    teams_tenant_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_TENANT_ID", "teams_tenant_id")
+    )
+    teams_allow_unauthenticated: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("TEAMS_ALLOW_UNAUTHENTICATED", "teams_allow_unauthenticated"),
+    )
+    # Where inbound tokens' signing keys are fetched; unset = the Bot Framework / Entra ID key
+    # endpoints the token's issuer names (an override is for sovereign clouds and tests).
+    teams_jwks_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_JWKS_URL", "teams_jwks_url")
+    )
+
     # Measured with bench/slack_mentions.py (10 questions in flight): 4 keeps ack p99 low with
     # the extractive answerer, whose work is CPU; an I/O-bound answerer (Claude) can take more.
     max_concurrent_answers: int = Field(default=4, ge=1)

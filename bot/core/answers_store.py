@@ -31,6 +31,10 @@ class Placement:
     channel_id: str | None
     thread_ts: str | None
     ephemeral: bool
+    # Teams only: the conversation (thread) id, its Bot Connector URL and the activity answered.
+    conversation_id: str | None = None
+    service_url: str | None = None
+    activity_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,14 +54,17 @@ class StoredAnswer:
 
 _INSERT = """
 INSERT INTO answers (tenant_id, answer_id, entry, question, service, result, enterprise_id,
-                     team_id, channel_id, thread_ts, ephemeral)
+                     team_id, channel_id, thread_ts, ephemeral,
+                     conversation_id, service_url, activity_id)
 VALUES (%(tenant)s, %(answer_id)s, %(entry)s, %(question)s, %(service)s, %(result)s,
-        %(enterprise_id)s, %(team_id)s, %(channel_id)s, %(thread_ts)s, %(ephemeral)s)
+        %(enterprise_id)s, %(team_id)s, %(channel_id)s, %(thread_ts)s, %(ephemeral)s,
+        %(conversation_id)s, %(service_url)s, %(activity_id)s)
 """
 
 _SELECT = """
 SELECT answer_id, question, service, result, entry, team_id, enterprise_id, channel_id,
-       thread_ts, ephemeral, message_ts, expanded
+       thread_ts, ephemeral, message_ts, expanded, conversation_id,
+       service_url, activity_id
 FROM answers WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s
 """
 
@@ -104,6 +111,9 @@ class AnswerStore:
                 "channel_id": placement.channel_id,
                 "thread_ts": placement.thread_ts,
                 "ephemeral": placement.ephemeral,
+                "conversation_id": placement.conversation_id,
+                "service_url": placement.service_url,
+                "activity_id": placement.activity_id,
             },
         )
         return answer_id
@@ -125,6 +135,9 @@ class AnswerStore:
             channel_id=row["channel_id"],
             thread_ts=row["thread_ts"],
             ephemeral=row["ephemeral"],
+            conversation_id=row["conversation_id"],
+            service_url=row["service_url"],
+            activity_id=row["activity_id"],
         )
         chunks = await load_chunks(self._store, tenant, chunk_ids_of(row["result"]))
         redrawn = result_from_json(row["result"], chunks)

@@ -27,7 +27,7 @@ STOP_TIMEOUT_S = 10.0
 
 @contextlib.asynccontextmanager
 async def upkeep_running(
-    store: Store, messenger: OwnerMessenger, settings: Settings
+    store: Store, messenger: OwnerMessenger | None, settings: Settings
 ) -> AsyncIterator[asyncio.Task[None]]:
     """Run ``run_upkeep`` in the background for the duration of the block.
 
@@ -47,7 +47,10 @@ async def upkeep_running(
 
 
 async def run_upkeep(
-    store: Store, messenger: OwnerMessenger, settings: Settings, stop: asyncio.Event
+    store: Store,
+    messenger: OwnerMessenger | None,
+    settings: Settings,
+    stop: asyncio.Event,
 ) -> None:
     next_purge = time.monotonic()
     while not stop.is_set():
@@ -55,17 +58,21 @@ async def run_upkeep(
             if time.monotonic() >= next_purge:
                 await purge_expired_text(store, retain_days=settings.retain_text_days)
                 next_purge = time.monotonic() + PURGE_EVERY_S
-            flushed = await flush_owner_notes(
-                store, messenger, batch_minutes=settings.owner_batch_minutes
-            )
-            if flushed.sent or flushed.unrouted or flushed.failed:
-                logger.info(
-                    "owner notes: %d sent, %d stored only, %d failed",
-                    flushed.sent,
-                    flushed.unrouted,
-                    len(flushed.failed),
-                )
+            # A process without Slack (Teams only) leaves owner notes to a replica that has it.
+            if messenger is not None:
+                await _flush_owner_notes(store, messenger, settings)
         except (psycopg.Error, aiohttp.ClientError, TimeoutError) as exc:
             logger.warning("upkeep round failed (%s); retrying next round", type(exc).__name__)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), settings.owner_flush_interval_s)
+
+
+async def _flush_owner_notes(store: Store, messenger: OwnerMessenger, settings: Settings) -> None:
+    flushed = await flush_owner_notes(store, messenger, batch_minutes=settings.owner_batch_minutes)
+    if flushed.sent or flushed.unrouted or flushed.failed:
+        logger.info(
+            "owner notes: %d sent, %d stored only, %d failed",
+            flushed.sent,
+            flushed.unrouted,
+            len(flushed.failed),
+        )

@@ -1,0 +1,59 @@
+"""Adaptive Card 1.5 rendering of every message runbook-bot sends in Teams: pure functions.
+
+Untrusted text is shown only through ``TextRun`` (verbatim), with ``<at>`` tags removed; links
+only from http(s) URLs in runbook metadata; every card fits the activity size limit, shrunk with
+visible "…" truncation rather than rejected.
+"""
+
+from __future__ import annotations
+
+from bot.teams.cards.answer import render_answer
+from bot.teams.cards.dialog import QUESTION_INPUT, render_question_dialog
+from bot.teams.cards.elements import (
+    ADAPTIVE_CARD,
+    MAX_ACTIVITY_BYTES,
+    Json,
+    attachment,
+    card_bytes,
+    neutral,
+)
+from bot.teams.cards.notices import (
+    render_answer_gone,
+    render_help,
+    render_internal_error,
+    render_not_connected,
+    render_searching,
+    render_store_unavailable,
+)
+from bot.teams.cards.outcomes import render_error, render_no_evidence
+from rag import AskResult
+
+__all__ = [
+    "ADAPTIVE_CARD",
+    "MAX_ACTIVITY_BYTES",
+    "QUESTION_INPUT",
+    "Json",
+    "attachment",
+    "card_bytes",
+    "neutral",
+    "render_answer",
+    "render_answer_gone",
+    "render_error",
+    "render_help",
+    "render_internal_error",
+    "render_no_evidence",
+    "render_not_connected",
+    "render_question_dialog",
+    "render_result",
+    "render_searching",
+    "render_store_unavailable",
+]
+
+
+def render_result(result: AskResult, *, vote: str | None = None) -> Json:
+    """The card for any ``ask`` outcome; ``vote`` acknowledges the viewer's feedback."""
+    if result.status == "answered":
+        return render_answer(result, vote=vote)
+    if result.status == "abstained":
+        return render_no_evidence(result, vote=vote)
+    return render_error(result)

@@ -1,0 +1,106 @@
+"""The answer card: answer text with [n] markers, source lines, expandable verified quotes,
+feedback buttons and a footer, shrunk step by step until the activity fits Teams' limit."""
+
+from __future__ import annotations
+
+from bot.teams.cards.elements import (
+    Json,
+    adaptive_card,
+    clip,
+    execute,
+    fits,
+    neutral,
+    rich_text,
+    run,
+    text_block,
+)
+from bot.teams.cards.sources import (
+    Source,
+    group_citations,
+    quote_container,
+    quote_id,
+    scope_footer,
+    source_line,
+)
+from rag import AskResult
+
+# Per source a toggle and a quote; the core cites a handful, so only outliers hit this.
+MAX_SOURCES = 6
+# (answer characters, quote characters per source): tried in order until the card fits.
+_SIZES = ((4000, 700), (4000, 400), (2500, 250), (1500, 150), (800, 80))
+PROVIDER_NOTES = {
+    "claude": "AI-generated, check the sources",
+    "extractive": "Quoted verbatim from runbooks",
+}
+VOTES = {"up": "👍 Helpful", "down": "👎 Not helpful"}
+VOTE_ACKS = {
+    "up": "Thanks: you marked this answer as helpful.",
+    "down": "Thanks: you marked this answer as not helpful. The runbook owners will see it.",
+}
+
+
+def render_answer(result: AskResult, *, vote: str | None = None) -> Json:
+    """``vote``: the clicker's recorded vote, shown instead of the feedback buttons."""
+    sources = group_citations(result.citations)
+    card: Json = {}
+    for answer_max, quote_max in _SIZES:
+        card = _card(result, sources, answer_max, quote_max, vote)
+        if fits(card):
+            break
+    return card
+
+
+def feedback_actions(answer_id: str | None) -> list[Json]:
+    if not answer_id:
+        return []
+    return [
+        execute("feedback", title, {"answer_id": answer_id, "vote": vote})
+        for vote, title in VOTES.items()
+    ]
+
+
+def feedback_part(answer_id: str | None, vote: str | None) -> tuple[list[Json], list[Json]]:
+    """(body elements, card actions): the buttons, or the clicker's acknowledged vote."""
+    if vote in VOTE_ACKS:
+        return [text_block(VOTE_ACKS[vote], isSubtle=True, spacing="Medium")], []
+    return [], feedback_actions(answer_id)
+
+
+def _card(
+    result: AskResult, sources: list[Source], answer_max: int, quote_max: int, vote: str | None
+) -> Json:
+    shown = sources[:MAX_SOURCES]
+    body = _answer_text(result.answer, answer_max)
+    if shown:
+        body.append(text_block("**Sources**", spacing="Medium"))
+        body += [source_line(source.evidence, source.n) for source in shown]
+        if hidden := len(sources) - len(shown):
+            more = f"+{hidden} more source{'s' if hidden > 1 else ''}, not shown to fit in Teams"
+            body.append(text_block(more, isSubtle=True, size="Small"))
+        toggles = [
+            {
+                "type": "Action.ToggleVisibility",
+                "title": f"Show quote [{source.n}]",
+                "targetElements": [quote_id(source.n)],
+            }
+            for source in shown
+        ]
+        # A top-level ActionSet: toggles inside the toggled region misrender on iOS.
+        body.append({"type": "ActionSet", "actions": toggles})
+        body += [quote_container(source, quote_max) for source in shown]
+    ack, actions = feedback_part(result.answer_id, vote)
+    body += ack
+    body.append(scope_footer(result, PROVIDER_NOTES.get(result.provider)))
+    return adaptive_card(body, actions)
+
+
+def _answer_text(answer: str, limit: int) -> list[Json]:
+    text = neutral(answer).strip()
+    if not text:
+        return [text_block("_The answer has no text; see the sources below._")]
+    shortened = clip(text, limit)
+    blocks = [rich_text(run(shortened))]
+    if shortened != text:
+        note = "Answer shortened to fit in Teams; open the sources below for the full runbooks."
+        blocks.append(text_block(note, isSubtle=True, size="Small"))
+    return blocks

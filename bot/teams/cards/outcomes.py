@@ -1,0 +1,110 @@
+"""Cards for questions that got no answer: no runbook evidence, or an error on the way."""
+
+from __future__ import annotations
+
+from bot.teams.cards.answer import feedback_part
+from bot.teams.cards.elements import (
+    Json,
+    adaptive_card,
+    clip,
+    execute,
+    one_line,
+    rich_text,
+    run,
+    text_block,
+)
+from bot.teams.cards.sources import nearest_documents, scope_footer, source_line
+from rag import AskResult, Evidence
+
+ABSTENTION_REASONS = {
+    "no_evidence": "No runbook matched this question.",
+    "low_confidence": "Some runbooks matched loosely, but none closely enough to answer from.",
+    "not_in_sources": "The closest runbook sections were read, but they don't answer this.",
+    "unverifiable_citations": (
+        "An answer was drafted, but its quotes could not be verified word for word against "
+        "the runbooks, so it was withheld."
+    ),
+}
+UNKNOWN_ABSTENTION = "No runbook passage qualified as evidence for an answer."
+NEXT_STEPS = (
+    "**What next**\r"
+    "- Ask again with the alert name or the service, e.g. _KubePodCrashLooping payments-api_\r"
+    "- Page the team that owns the service\r"
+    "- If a runbook should cover this, add one so the next responder gets an answer"
+)
+
+# Fixed wording per code: exception text can carry provider bodies, paths or internals.
+ERROR_MESSAGES = {
+    "answer_provider_timeout": "The answer service did not reply in time.",
+    "answer_provider_unavailable": "The answer service could not be reached.",
+    "answer_provider_rate_limited": "The answer service is busy (rate limited).",
+    "answer_provider_auth_failed": (
+        "The answer service rejected runbook-bot's credentials; an admin needs to fix its API key."
+    ),
+    "answer_provider_request_rejected": "The answer service rejected the request.",
+    "answer_provider_invalid_response": "The answer service sent a reply that could not be read.",
+    "answer_provider_empty_response": "The answer service sent an empty reply.",
+    "answer_provider_ungrounded_response": (
+        "The answer service replied without citing any runbook, so its reply was withheld."
+    ),
+    "embedding_failed": "The question could not be prepared for search.",
+    "embedding_model_files_invalid": (
+        "runbook-bot's search model files are missing or damaged; an admin needs to reinstall them."
+    ),
+    "embedding_model_mismatch": (
+        "These runbooks were indexed with a different search model; an admin needs to ingest "
+        "them again."
+    ),
+    "store_unavailable": "The runbook database is unavailable.",
+    "configuration_invalid": "runbook-bot is misconfigured; an admin needs to check its settings.",
+}
+UNKNOWN_ERROR = "Something went wrong while answering."
+QUESTION_PROBLEM_MAX = 500
+
+
+def render_no_evidence(result: AskResult, *, vote: str | None = None) -> Json:
+    """Every abstention reason: say so plainly, and list the tenant's nearest runbooks."""
+    reason = ABSTENTION_REASONS.get(result.reason_code or "", UNKNOWN_ABSTENTION)
+    body = [
+        text_block("No runbook evidence", size="Large", weight="Bolder"),
+        text_block(
+            f"{reason} runbook-bot answers only from runbooks, so you get this instead of a guess."
+        ),
+    ]
+    if result.evidence:
+        body += _documents("**Closest runbooks** (not close enough to answer from)", result)
+    body.append(text_block(NEXT_STEPS, spacing="Medium"))
+    ack, actions = feedback_part(result.answer_id, vote)
+    body += ack
+    body.append(scope_footer(result))
+    return adaptive_card(body, actions)
+
+
+def render_error(result: AskResult) -> Json:
+    """A failure the asker can act on: what went wrong in fixed words, and Retry if it may pass."""
+    if result.reason_code == "question_invalid":
+        header = "Couldn't search for that"
+        problem = clip(one_line(result.answer), QUESTION_PROBLEM_MAX).rstrip(".")
+        detail = rich_text(
+            run("That question can't be searched: "), run(problem or "it is empty or too long")
+        )
+        body = [text_block(header, size="Large", weight="Bolder"), detail]
+    else:
+        header = "Couldn't answer right now" if result.retryable else "Couldn't answer"
+        message = ERROR_MESSAGES.get(result.reason_code or "", UNKNOWN_ERROR)
+        if result.retryable:
+            message += " Try again in a moment."
+        body = [text_block(header, size="Large", weight="Bolder"), text_block(message)]
+    # Evidence means the search itself succeeded: the responder can still open what it found.
+    if result.evidence:
+        body += _documents("**Runbooks found before the error**", result)
+        body.append(scope_footer(result))
+    actions = []
+    if result.retryable and result.answer_id:
+        actions.append(execute("retry", "Retry", {"answer_id": result.answer_id}))
+    return adaptive_card(body, actions)
+
+
+def _documents(title: str, result: AskResult) -> list[Json]:
+    documents: list[Evidence] = nearest_documents(result.evidence)
+    return [text_block(title, spacing="Medium"), *(source_line(e) for e in documents)]

@@ -1,0 +1,93 @@
+"""The "Ask runbooks" message action (command id ``askRunbooks``) on an alert post.
+
+``composeExtension/fetchTask`` opens a dialog with the question built from the post;
+``composeExtension/submitAction`` answers 200 at once (Teams allows 5 s) and the answer card is
+then posted into the post's thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from microsoft_agents.activity import Activity
+from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
+
+from bot.teams.alerts import read_message_payload
+from bot.teams.answering import AnswerJob, start_answer
+from bot.teams.bot import TeamsBot
+from bot.teams.cards import QUESTION_INPUT, neutral, render_question_dialog
+from bot.teams.invokes import as_dict, respond, value_of
+from bot.teams.threads import (
+    aad_tenant_of,
+    alert_thread_reference,
+    base_conversation_id,
+    channel_of,
+)
+
+COMMAND_ID = "askRunbooks"
+
+
+def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
+    max_chars = bot.settings.max_question_chars
+
+    async def fetch_task(context: TurnContext, state: TurnState) -> None:
+        bot.teams_metrics.activities_received.labels("composeExtension/fetchTask").inc()
+        alert = read_message_payload(value_of(context.activity).get("messagePayload"))
+        question = fit_question(alert.question, max_chars)
+        await respond(context, render_question_dialog(question, max_chars=max_chars))
+
+    async def submit_action(context: TurnContext, state: TurnState) -> None:
+        activity = context.activity
+        bot.teams_metrics.activities_received.labels("composeExtension/submitAction").inc()
+        value = value_of(activity)
+        payload = value.get("messagePayload")
+        alert = read_message_payload(payload)
+        typed = as_dict(value.get("data")).get(QUESTION_INPUT)
+        question = fit_question(typed if isinstance(typed, str) else alert.question, max_chars)
+        message_id = _message_id(payload)
+        if await bot.first_delivery(activity) and await _first_ask(bot, activity, question):
+            job = AnswerJob(
+                reference=alert_thread_reference(activity, message_id),
+                aad_tenant=aad_tenant_of(activity),
+                channel_id=channel_of(activity),
+                question=question,
+                hints=alert.hints,
+                entry="shortcut",
+            )
+            start_answer(bot, job)
+        await respond(context)  # 200, no body: the answer follows in the thread
+
+    app.invoke("composeExtension/fetchTask")(fetch_task)
+    app.invoke("composeExtension/submitAction")(submit_action)
+
+
+def fit_question(text: str, max_chars: int) -> str:
+    """Whitespace collapsed and cut at a word boundary, so a long alert still gets an answer."""
+    collapsed = " ".join(neutral(text).split())
+    if len(collapsed) <= max_chars:
+        return collapsed
+    cut = collapsed[:max_chars]
+    return cut.rsplit(" ", 1)[0] if " " in cut else cut
+
+
+async def _first_ask(bot: TeamsBot, activity: Activity, question: str) -> bool:
+    """Teams retries a slow submit with a new invoke id: the same user asking the same
+    question about the same post within the dedupe window is one ask."""
+    payload = value_of(activity).get("messagePayload")
+    user = activity.from_property.aad_object_id or activity.from_property.id or ""
+    conversation = base_conversation_id(activity.conversation.id if activity.conversation else "")
+    digest = hashlib.sha256(
+        "\n".join((conversation, str(_message_id(payload)), user, question)).encode()
+    ).hexdigest()[:32]
+    return await bot.deduper.first_delivery(f"teams-action:{digest}")
+
+
+def _message_id(payload: object) -> str | None:
+    """The root of the acted-on post's thread: its replyToId for a reply, else its own id."""
+    if not isinstance(payload, dict):
+        return None
+    for key in ("replyToId", "id"):
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None

@@ -1,0 +1,233 @@
+"""``runbook serve`` with Teams, ``runbook teams …`` and the app package, run as a user would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot.teams.config import is_loopback, teams_mode
+from bot.teams.tenancy import add_teams_tenant
+from rag import IngestReport, Settings, Store
+from tests.adaptive_cards import card_problems
+from tests.fakes.bot_connector import FakeBotConnector
+from tests.teams_harness import APP_ID, mention, new_aad_tenant
+
+REPO = Path(__file__).resolve().parents[1]
+CHILD = "import sys; from bot.cli import main; sys.exit(main())"
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "RUNBOOK_", "TEAMS_")) and k != "DATABASE_URL"
+    }
+    return {**clean, "PYTHONPATH": str(REPO), **extra}
+
+
+def runbook(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, *args],
+        cwd=REPO,
+        env=child_env(env or {}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("configured", "kind", "missing"),
+    [
+        ({}, None, ()),
+        (
+            {"teams_app_id": APP_ID, "teams_app_password": "p", "teams_tenant_id": "t"},
+            "production",
+            (),
+        ),
+        ({"teams_app_id": APP_ID}, None, ("TEAMS_APP_PASSWORD", "TEAMS_TENANT_ID")),
+        ({"teams_allow_unauthenticated": True, "teams_app_id": APP_ID}, "local", ()),
+        ({"teams_allow_unauthenticated": True}, None, ("TEAMS_APP_ID",)),
+    ],
+)
+def test_teams_mode_follows_the_settings(
+    configured: dict[str, Any], kind: str | None, missing: tuple[str, ...]
+) -> None:
+    mode = teams_mode(Settings(_env_file=None, **configured))  # type: ignore[call-arg]
+    assert (mode.kind, mode.missing) == (kind, missing)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.0.0.5", False),
+        ("bot.example.com", False),
+    ],
+)
+def test_only_loopback_addresses_count_as_local(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_serve_refuses_the_local_mode_on_a_reachable_address() -> None:
+    env = {"TEAMS_APP_ID": APP_ID, "TEAMS_ALLOW_UNAUTHENTICATED": "true"}
+    done = runbook("serve", "--host", "0.0.0.0", env=env)
+    assert done.returncode == 2
+    assert "loopback" in done.stderr and "0.0.0.0" in done.stderr
+
+
+def test_serve_names_what_a_half_configured_teams_lacks() -> None:
+    done = runbook("serve", env={"TEAMS_APP_ID": APP_ID})
+    assert done.returncode == 2
+    assert "TEAMS_APP_PASSWORD and TEAMS_TENANT_ID" in done.stderr
+
+
+async def test_serve_with_teams_only_answers_on_api_messages(
+    database_url: str, data_dir: Path, store: Store
+) -> None:
+    aad = new_aad_tenant()
+    await add_teams_tenant(store, aad, "acme")
+    port, internal_port = free_port(), free_port()
+    env = {
+        "RUNBOOK_INTERNAL_HOST": "127.0.0.1",
+        "RUNBOOK_INTERNAL_PORT": str(internal_port),
+        "TEAMS_APP_ID": APP_ID,
+        "TEAMS_ALLOW_UNAUTHENTICATED": "true",
+        "DATABASE_URL": database_url,
+        "RUNBOOK_DATA_DIR": str(data_dir),
+    }
+    server = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-c", CHILD, "serve", "--host", "127.0.0.1", "--port", str(port)),
+        cwd=REPO,
+        env=child_env(env),
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        async with FakeBotConnector() as connector, aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(300):
+                try:
+                    async with http.get(f"http://127.0.0.1:{internal_port}/healthz") as health:
+                        if health.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.1)
+            bare = mention("", service_url=connector.service_url, aad_tenant=aad)
+            async with http.post(url + "/api/messages", json=bare) as response:
+                assert response.status == 202
+            [help_card] = await connector.wait_for_messages(bare["conversation"]["id"], 1)
+            assert "Ask runbooks" in json.dumps(help_card.final)
+            async with http.post(url + "/slack/events", json={}) as slack:
+                assert slack.status == 404, "Slack is not configured, so not served"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        _, stderr = await asyncio.wait_for(server.communicate(), 30)
+    assert b"Teams local mode" in stderr
+
+
+async def test_teams_tenant_and_channel_commands_round_trip(
+    database_url: str, data_dir: Path
+) -> None:
+    aad = new_aad_tenant()
+    env = {"DATABASE_URL": database_url, "RUNBOOK_DATA_DIR": str(data_dir)}
+
+    async def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(runbook, "teams", *args, env=env)
+
+    added = await run("tenant", "add", aad.upper(), "acme")
+    assert added.returncode == 0 and f"{aad} → tenant acme" in added.stdout
+    assert f"{aad} → acme" in (await run("tenant", "list")).stdout
+    mapped = await run("channel", "map", aad, "19:pay@thread.tacv2;messageid=1", "payments")
+    assert mapped.returncode == 0 and "19:pay@thread.tacv2" in mapped.stdout
+    clash = await run("tenant", "add", aad, "globex")
+    assert clash.returncode == 2 and "already mapped to tenant 'acme'" in clash.stderr
+    assert (await run("tenant", "add", "not-a-guid", "acme")).returncode == 2
+    assert (await run("tenant", "remove", aad)).returncode == 0
+    assert (await run("tenant", "remove", aad)).returncode == 1
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_package_writes_the_manifest_and_icons_at_the_zip_root(tmp_path: Path) -> None:
+    out = tmp_path / "app.zip"
+    done = runbook(
+        "teams", "package", "--app-id", APP_ID, "--host", "bot.example.com", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out) as package:
+        assert sorted(package.namelist()) == ["color.png", "manifest.json", "outline.png"]
+        manifest = json.loads(package.read("manifest.json"))
+        assert png_size(package.read("color.png")) == (192, 192)
+        assert png_size(package.read("outline.png")) == (32, 32)
+    assert manifest["manifestVersion"] == "1.30"
+    [bot] = manifest["bots"]
+    assert (bot["botId"], sorted(bot["scopes"])) == (APP_ID, ["groupChat", "personal", "team"])
+    [command] = manifest["composeExtensions"][0]["commands"]
+    assert (command["id"], command["type"], command["context"]) == (
+        "askRunbooks",
+        "action",
+        ["message"],
+    )
+    assert manifest["validDomains"] == ["bot.example.com"]
+    assert manifest["webApplicationInfo"] == {
+        "id": APP_ID,
+        "resource": f"api://bot.example.com/{APP_ID}",
+    }
+    assert len(manifest["description"]["short"]) <= 80
+
+
+def test_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path) -> None:
+    done = runbook(
+        "teams",
+        "package",
+        "--app-id",
+        "nope",
+        "--host",
+        "https://x/y",
+        "--out",
+        str(tmp_path / "a.zip"),
+    )
+    assert done.returncode == 2 and "not a GUID" in done.stderr
+
+
+def test_ask_teams_card_prints_a_valid_adaptive_card(
+    settings: Settings, acme_corpus: IngestReport
+) -> None:
+    assert settings.database_url is not None
+    env = {
+        "DATABASE_URL": settings.database_url.get_secret_value(),
+        "RUNBOOK_DATA_DIR": str(settings.data_dir),
+    }
+    question = "payments are throwing 502s, what do I check first?"
+    done = runbook("ask", "--tenant", "acme", "--teams-card", question, env=env)
+    assert done.returncode == 0, done.stderr
+    card = json.loads(done.stdout)
+    assert card_problems(card) == []
+    assert any(e["type"] == "Container" and e["isVisible"] is False for e in card["body"])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
