@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.core.job_metrics import JobMetrics
+from bot.core.job_worker import JobHandlers, JobWorker
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.server import build_web_app, run_http
@@ -22,7 +25,7 @@ from bot.slack.blocks import Card, render_result
 from bot.slack.modes import SlackMode, slack_mode
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
-from rag import Settings, build_parser, open_runtime, run_cli, run_demo
+from rag import Runtime, Settings, build_parser, open_runtime, run_cli, run_demo
 
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
 EXIT_USAGE = 2
@@ -70,33 +73,47 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _serve(settings: Settings, mode: SlackMode) -> int:
     async with open_runtime(settings) as runtime:
-        tasks, metrics = BackgroundTasks(), BotMetrics()
-        app = build_app(
-            settings=settings,
-            service=runtime.service,
-            store=runtime.store,
-            client=None,
-            tasks=tasks,
-            metrics=metrics,
-        )
-        web_app = build_web_app(
-            surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else [],
-            store=runtime.store,
-            rag_metrics=runtime.service.metrics,
-            bot_metrics=metrics,
-        )
-        if mode.kind == "socket" and settings.slack_app_token is not None:
-            await run_socket_mode(
-                app,
-                web_app,
-                app_token=settings.slack_app_token.get_secret_value(),
-                host=settings.host,
-                port=settings.port,
-                tasks=tasks,
-            )
-        else:
-            await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks)
+        jobs = await JobQueue.open(runtime.store, settings)
+        try:
+            await _serve_with(settings, mode, runtime, jobs)
+        finally:
+            await jobs.close()
     return 0
+
+
+async def _serve_with(
+    settings: Settings, mode: SlackMode, runtime: Runtime, jobs: JobQueue
+) -> None:
+    tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
+    app = build_app(
+        settings=settings,
+        service=runtime.service,
+        store=runtime.store,
+        client=None,
+        tasks=tasks,
+        metrics=metrics,
+        jobs=jobs,
+        job_handlers=handlers,
+    )
+    worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
+    web_app = build_web_app(
+        surfaces=[slack_routes(app, metrics)] if mode.kind == "http" else [],
+        store=runtime.store,
+        rag_metrics=runtime.service.metrics,
+        bot_metrics=metrics,
+    )
+    if mode.kind == "socket" and settings.slack_app_token is not None:
+        await run_socket_mode(
+            app,
+            web_app,
+            app_token=settings.slack_app_token.get_secret_value(),
+            host=settings.host,
+            port=settings.port,
+            tasks=tasks,
+            worker=worker,
+        )
+    else:
+        await run_http(web_app, host=settings.host, port=settings.port, tasks=tasks, worker=worker)
 
 
 async def _ask_blocks_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,7 +1,9 @@
 """The HTTP side shared by every surface: ``/healthz``, ``/metrics``, surface routes, graceful runs.
 
-Shutdown order: stop taking requests, then drain the answers already in flight (up to a bound),
-so a deploy never leaves a user with a "searching" mark and no answer.
+Every process also runs a job worker (``working``). Shutdown order: stop taking requests, stop
+claiming jobs, then drain the answers already in flight (up to a bound); a job still running
+at the end of the drain goes back to the queue for another replica (or this one after its
+restart), so a deploy never leaves a user with a "searching" mark and no answer.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from contextlib import asynccontextmanager
 
 from aiohttp import web
 
+from bot.core.job_worker import JobWorker
 from bot.core.metrics import BotMetrics, render_metrics
 from bot.core.tasks import BackgroundTasks
 from rag import RagMetrics, Store, StoreError
@@ -68,13 +71,30 @@ async def serving(web_app: web.Application, *, host: str, port: int) -> AsyncIte
         await runner.cleanup()
 
 
+@asynccontextmanager
+async def working(
+    worker: JobWorker, tasks: BackgroundTasks, *, drain_s: float = DRAIN_TIMEOUT_S
+) -> AsyncIterator[None]:
+    """Run ``worker`` for the block; then stop claiming and drain what is in flight.
+
+    Jobs the drain has to cancel are handed back to the queue by the worker, not dropped.
+    """
+    claiming = asyncio.create_task(worker.run())
+    try:
+        yield
+    finally:
+        worker.stop()
+        await claiming
+        if handed_back := await tasks.drain(drain_s):
+            logger.warning("%d answers in flight were handed back to the queue", handed_back)
+
+
 async def run_http(
-    web_app: web.Application, *, host: str, port: int, tasks: BackgroundTasks
+    web_app: web.Application, *, host: str, port: int, tasks: BackgroundTasks, worker: JobWorker
 ) -> None:
-    async with serving(web_app, host=host, port=port) as bound:
+    async with working(worker, tasks), serving(web_app, host=host, port=port) as bound:
         logger.info("listening on http://%s:%d", host, bound)
         await wait_for_stop_signal()
-    await tasks.drain(DRAIN_TIMEOUT_S)
 
 
 async def wait_for_stop_signal() -> None:

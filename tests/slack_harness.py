@@ -8,9 +8,12 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.job_metrics import JobMetrics
+from bot.core.job_worker import JobHandlers, JobWorker
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
-from bot.server import build_web_app, serving
+from bot.server import build_web_app, serving, working
 from bot.slack.app import build_app
 from bot.slack.routes import EVENTS_PATH, slack_routes
 from rag import RagService, Settings, Store
@@ -22,32 +25,49 @@ class ServedApp:
     events_url: str
     tasks: BackgroundTasks
     metrics: BotMetrics
+    jobs: JobQueue
 
 
 @asynccontextmanager
 async def served_app(
     *, settings: Settings, service: RagService, store: Store, client: AsyncWebClient
 ) -> AsyncIterator[ServedApp]:
-    """Build the app exactly as ``runbook serve`` does and serve it on a free port.
+    """Build the app exactly as ``runbook serve`` does (its job worker included) and serve it
+    on a free port.
 
     On exit every background answer must have finished: a test never leaves work behind.
     """
-    tasks, metrics = BackgroundTasks(), BotMetrics()
-    app = build_app(
-        settings=settings,
-        service=service,
-        store=store,
-        client=client,
-        tasks=tasks,
-        metrics=metrics,
-    )
-    web_app = build_web_app(
-        surfaces=[slack_routes(app, metrics)],
-        store=store,
-        rag_metrics=service.metrics,
-        bot_metrics=metrics,
-    )
-    async with serving(web_app, host="127.0.0.1", port=0) as port:
-        url = f"http://127.0.0.1:{port}"
-        yield ServedApp(url, url + EVENTS_PATH, tasks, metrics)
-        assert await tasks.drain(10) == 0
+    tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
+    await forget_unfinished_jobs(store)
+    jobs = await JobQueue.open(store, settings)
+    try:
+        app = build_app(
+            settings=settings,
+            service=service,
+            store=store,
+            client=client,
+            tasks=tasks,
+            metrics=metrics,
+            jobs=jobs,
+            job_handlers=handlers,
+        )
+        worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
+        web_app = build_web_app(
+            surfaces=[slack_routes(app, metrics)],
+            store=store,
+            rag_metrics=service.metrics,
+            bot_metrics=metrics,
+        )
+        async with working(worker, tasks), serving(web_app, host="127.0.0.1", port=0) as port:
+            url = f"http://127.0.0.1:{port}"
+            yield ServedApp(url, url + EVENTS_PATH, tasks, metrics, jobs)
+            assert await tasks.drain(10) == 0
+    finally:
+        await jobs.close()
+        await forget_unfinished_jobs(store)
+
+
+async def forget_unfinished_jobs(store: Store) -> None:
+    """Tests share one database: a job one test left queued must not be answered in the next."""
+    async with store.pool.connection() as conn:
+        await conn.execute("DELETE FROM jobs WHERE state IN ('queued', 'running')")

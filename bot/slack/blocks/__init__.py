@@ -16,6 +16,7 @@ from bot.slack.blocks.notices import (
     render_not_connected,
     render_searching,
     render_store_unavailable,
+    render_timed_out,
     render_usage,
 )
 from bot.slack.blocks.outcomes import render_error, render_no_evidence
@@ -33,6 +34,7 @@ __all__ = [
     "render_result",
     "render_searching",
     "render_store_unavailable",
+    "render_timed_out",
     "render_usage",
 ]
 
