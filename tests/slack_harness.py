@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,9 +39,10 @@ async def served_app(
 
     On exit every background answer must have finished: a test never leaves work behind.
     """
-    tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
+    metrics, handlers = BotMetrics(), JobHandlers()
     await forget_unfinished_jobs(store)
     jobs = await JobQueue.open(store, settings)
+    tasks = SettlingTasks(jobs)
     try:
         app = build_app(
             settings=settings,
@@ -65,6 +68,33 @@ async def served_app(
     finally:
         await jobs.close()
         await forget_unfinished_jobs(store)
+
+
+class SettlingTasks(BackgroundTasks):
+    """``drain`` that first waits for the queue to settle: what a test means by "every answer
+    in flight has finished" now includes jobs accepted but not claimed yet, and re-runs."""
+
+    def __init__(self, jobs: JobQueue) -> None:
+        super().__init__()
+        self.jobs = jobs
+
+    async def drain(self, timeout_s: float) -> int:
+        deadline = time.monotonic() + timeout_s
+        while await self._queue_busy():
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.02)
+        return await super().drain(max(deadline - time.monotonic(), 0.1))
+
+    async def _queue_busy(self) -> bool:
+        if self.jobs.held:
+            return True
+        async with self.jobs.store.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT EXISTS (SELECT FROM jobs WHERE state IN ('queued', 'running'))"
+            )
+            row = await cur.fetchone()
+        return bool(row and row[0])
 
 
 async def forget_unfinished_jobs(store: Store) -> None:

@@ -68,31 +68,40 @@ class JobWorker:
         self.tasks = tasks
         self.metrics = metrics
         self._settings = queue.settings
-        self._slots = asyncio.Semaphore(self._settings.job_concurrency)
+        self._running = 0
+        self._slot_freed = asyncio.Event()
         self._stopping = False
 
     def stop(self) -> None:
         """Claim nothing more; jobs already running go on (the caller drains ``tasks``)."""
         self._stopping = True
         self.queue.new_work.set()
+        self._slot_freed.set()
 
     async def run(self) -> None:
         """Claim and run jobs until ``stop()``."""
         maintenance = asyncio.create_task(self._maintain())
         try:
             while not self._stopping:
-                await self._slots.acquire()
-                job = None if self._stopping else await self._claim()
+                if self._running >= self._settings.job_concurrency:
+                    self._slot_freed.clear()
+                    await self._slot_freed.wait()
+                    continue
+                job = await self._claim()
                 if job is None:
-                    self._slots.release()
                     await self._idle()
                     continue
+                self._running += 1
                 task = asyncio.create_task(self._execute(job))
                 self.tasks.adopt(task)
-                task.add_done_callback(lambda _: self._slots.release())
+                task.add_done_callback(self._free_slot)
         finally:
             maintenance.cancel()
             await asyncio.gather(maintenance, return_exceptions=True)
+
+    def _free_slot(self, _: asyncio.Task[None]) -> None:
+        self._running -= 1
+        self._slot_freed.set()
 
     async def _claim(self) -> Job | None:
         try:
@@ -118,12 +127,14 @@ class JobWorker:
             return
         if job.rerun:
             self.metrics.reruns.inc()
-        heartbeat = asyncio.create_task(self._heartbeat(job))
+        running = asyncio.current_task()
+        assert running is not None  # _execute always runs as a task
+        heartbeat = asyncio.create_task(self._heartbeat(job, running))
         try:
             outcome = await self._attempt(job, handler)
         except asyncio.CancelledError:
-            # The drain ran out of time: hand it back now; another replica (or this one after
-            # the restart) runs it again and finds whatever this run already posted.
+            # The drain ran out of time (or the lease was lost): hand it back now; another
+            # replica (or this one after its restart) runs it again and finds what was posted.
             await asyncio.shield(self._release(job))
             raise
         finally:
@@ -177,13 +188,16 @@ class JobWorker:
             logger.warning("job %s not released: %s", job.job_id, type(exc).__name__)
         self.metrics.runs.labels(job.kind, "released").inc()
 
-    async def _heartbeat(self, job: Job) -> None:
+    async def _heartbeat(self, job: Job, running: asyncio.Task[None]) -> None:
         every = self._settings.job_lease_s / 3
         while True:
             await asyncio.sleep(every)
             try:
                 if not await self.queue.heartbeat(job):
-                    logger.warning("job %s: lease lost to another worker", job.job_id)
+                    # Another worker claimed it (this one stalled past its lease): stop before
+                    # posting, so two runs never race to the same thread.
+                    logger.warning("job %s: lease lost to another worker; stopping", job.job_id)
+                    running.cancel()
                     return
             except _DB_DOWN as exc:
                 logger.info("job %s: heartbeat failed (%s)", job.job_id, type(exc).__name__)

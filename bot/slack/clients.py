@@ -33,7 +33,8 @@ class SlackClients:
         origin = origin_of(body)
         authorizations = body.get("authorizations") or [{}]
         context = AsyncBoltContext(
-            is_enterprise_install=bool(authorizations[0].get("is_enterprise_install"))
+            client=self._client,  # Bolt calls auth.test through it (cached per token)
+            is_enterprise_install=bool(authorizations[0].get("is_enterprise_install")),
         )
         found = await self._authorize(
             context=context,
