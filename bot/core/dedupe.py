@@ -63,10 +63,13 @@ class EventDeduper:
         self._seen[key] = True
         try:
             claimed = await self._claim_within(key, job)
-        except (psycopg.Error, TimeoutError) as exc:
+        except (psycopg.OperationalError, TimeoutError) as exc:
             logger.warning("claim of %s held: %s", key, type(exc).__name__)
             if self._queue is not None and job is not None:
                 self._queue.hold(lambda: self._claim_within(key, job), key=key)
+            return False
+        except psycopg.Error as exc:  # refused, not unreachable: holding it would not help
+            logger.error("claim of %s refused by the database: %s", key, type(exc).__name__)
             return False
         if claimed and job is not None and self._queue is not None:
             self._queue.new_work.set()

@@ -34,6 +34,7 @@ from psycopg.rows import TupleRow, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from bot.core.conversation import storable
 from rag import Settings, Store
 
 logger = logging.getLogger(__name__)
@@ -149,6 +150,17 @@ FROM jobs
 """
 
 
+def storable_json(value: Any) -> Any:
+    """``value`` with every string storable in jsonb (no NUL, no lone surrogate)."""
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, dict):
+        return {storable(str(k)): storable_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable_json(item) for item in value]
+    return value
+
+
 @dataclass
 class _Held:
     """A claim the database did not take in time; retried until ``until`` (monotonic)."""
@@ -208,7 +220,7 @@ class JobQueue:
                 "job_id": uuid.uuid4(),
                 "kind": request.kind,
                 "dedupe_key": request.dedupe_key,
-                "payload": Jsonb(request.payload),
+                "payload": Jsonb(storable_json(request.payload)),
                 "max_attempts": self.settings.job_max_attempts,
                 "deadline_s": self.settings.job_deadline_s,
             },
@@ -233,11 +245,15 @@ class JobQueue:
         for held in self._held:
             try:
                 await held.write()
-            except (psycopg.Error, TimeoutError) as exc:
+            except (psycopg.OperationalError, TimeoutError) as exc:
                 if time.monotonic() < held.until:
                     still.append(held)
                 else:
                     logger.error("gave up claiming %s: %s", held.key, type(exc).__name__)
+            except psycopg.Error as exc:
+                logger.error(
+                    "claim of %s refused by the database: %s", held.key, type(exc).__name__
+                )
             else:
                 logger.info("claimed %s after the database came back", held.key)
         self._held = still
