@@ -40,7 +40,9 @@ class SlackClients:
             context=context,
             enterprise_id=origin.enterprise_id,
             team_id=origin.team_id,
-            user_id=None,
+            # As Bolt passes it: with None, the installer's own row would be found as "this
+            # user's" install and its token rotated twice.
+            user_id=requester(body),
         )
         if found is None or not found.bot_token:
             return None
@@ -63,3 +65,14 @@ class SlackClients:
             response = await client.auth_test()
             self._bot_users[token] = str(response.get("user_id") or "")
         return self._bot_users[token] or None
+
+
+def requester(body: dict[str, Any]) -> str | None:
+    """Who made the request: an event's ``user``, a command's ``user_id``, a click's ``user``."""
+    event, user = body.get("event") or {}, body.get("user")
+    found = (
+        event.get("user")
+        or body.get("user_id")
+        or (user.get("id") if isinstance(user, dict) else None)
+    )
+    return found if isinstance(found, str) and found else None
