@@ -324,6 +324,11 @@ async def test_healthz_checks_the_database_and_metrics_expose_the_counters(bot: 
     assert "runbook_slack_duplicates_dropped_total 0.0" in text
     assert "runbook_slack_post_failures_total" in text
     assert "runbook_ask_seconds_count" in text  # the core's metrics on the same page
+    # The work queue's: depth, age of the oldest job, re-runs and dead jobs.
+    assert 'runbook_jobs_runs_total{kind="slack.mention",outcome="done"} 1.0' in text
+    assert 'runbook_jobs_depth{state="queued"}' in text
+    for name in ("jobs_oldest_age_seconds", "jobs_retried_total", "jobs_dead", "jobs_held_claims"):
+        assert f"runbook_{name} " in text
 
 
 async def count_rows(store: Store, table: str) -> int:

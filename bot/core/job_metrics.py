@@ -20,6 +20,8 @@ class JobMetrics:
             ["state"],
             registry=registry,
         )
+        for state in ("queued", "running"):
+            self.depth.labels(state)  # exposed (as 0) before the first refresh
         self.oldest_age = Gauge(
             "runbook_jobs_oldest_age_seconds",
             "Age of the oldest unfinished job (0 when the queue is empty).",
