@@ -67,9 +67,10 @@ class ThreadReply:
     def tag(self, answer_id: str | None = None) -> PostTag:
         return PostTag(job_id=str(self.job.job_id), answer_id=answer_id, since=self.since)
 
-    async def already_posted(self) -> str | None:
-        """An earlier run's card for this job, if it got as far as posting one."""
-        if not self.job.rerun:
+    async def already_posted(self, *, even_first_run: bool = False) -> str | None:
+        """An earlier run's card for this job, if it got as far as posting one (or this run's,
+        ``even_first_run``: a run cut off by its deadline may have posted before it stopped)."""
+        if not (self.job.rerun or even_first_run):
             return None
         return await self.bot.delivery.find_tagged(
             self.client, self.channel, self.thread_ts, self.tag()

@@ -83,7 +83,7 @@ class MentionJob:
         reply = await self._reply(job)
         if reply is None:
             return
-        if await reply.already_posted() is None:
+        if await reply.already_posted(even_first_run=True) is None:
             await reply.send(render_timed_out())
         if reply.since is not None:
             await remove_working_mark(reply.client, channel=reply.channel, ts=reply.since)

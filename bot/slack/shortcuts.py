@@ -95,7 +95,7 @@ class ShortcutJob:
         if thread is None:
             await private.send(render_timed_out())
             return
-        if await thread.already_posted() is None:
+        if await thread.already_posted(even_first_run=True) is None:
             await self._post(thread, private, render_timed_out(), render_timed_out())
         assert thread.since is not None
         await remove_working_mark(thread.client, channel=thread.channel, ts=thread.since)
