@@ -22,13 +22,10 @@ from pathlib import Path
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
-from bot.server import build_web_app, serving
-from bot.slack.app import build_app
-from bot.slack.routes import EVENTS_PATH, slack_routes
 from rag import Settings, add_workspace, open_runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
+from tests.slack_harness import served_app
 
 SECRET = "bench-signing-secret"
 WARMUP = 5
@@ -54,20 +51,12 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         await add_workspace(runtime.store, "T_BENCH", "acme")
         service = runtime.service
         async with FakeSlack() as slack:
-            tasks, metrics = BackgroundTasks(), BotMetrics()
             client = AsyncWebClient(token="xoxb-T_BENCH", base_url=slack.base_url)
-            app = build_app(
-                settings=settings,
-                service=service,
-                store=runtime.store,
-                client=client,
-                tasks=tasks,
-                metrics=metrics,
-            )
-            web_app = build_web_app(surfaces=[slack_routes(app, metrics)])
-            async with serving(web_app, host="127.0.0.1", port=0) as port:
-                sender = SlackSender(f"http://127.0.0.1:{port}{EVENTS_PATH}", SECRET)
-                report = await measure(sender, slack, tasks, questions, args)
+            async with served_app(
+                settings=settings, service=service, store=runtime.store, client=client
+            ) as served:
+                sender = SlackSender(served.events_url, SECRET)
+                report = await measure(sender, slack, served.tasks, questions, args)
     return {**report, "answerer": service.answerer.name}
 
 

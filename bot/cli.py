@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.core.job_metrics import JobMetrics
+from bot.core.job_worker import JobHandlers, JobWorker
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher, generate_key
@@ -34,7 +37,7 @@ from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
 from bot.teams.routes import teams_routes
-from rag import Settings, build_parser, open_runtime, open_store, run_cli, run_demo
+from rag import Runtime, Settings, build_parser, open_runtime, open_store, run_cli, run_demo
 
 logger = logging.getLogger(__name__)
 
@@ -134,61 +137,73 @@ def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> 
 
 async def _serve(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
     async with open_runtime(settings) as runtime:
-        tasks, metrics = BackgroundTasks(), BotMetrics()
-        surfaces: list[AddRoutes] = []
-        app = None
-        if slack.kind is not None:
-            app = build_app(
-                settings=settings,
-                service=runtime.service,
-                store=runtime.store,
-                client=None,
-                tasks=tasks,
-                metrics=metrics,
-            )
-            if slack.kind == "http":
-                surfaces.append(slack_routes(app, metrics))
-        if teams.kind is not None:
-            if teams.kind == "local":
-                logger.warning(
-                    "Teams local mode (TEAMS_ALLOW_UNAUTHENTICATED=true): activities without a "
-                    "token are accepted and replies are sent unsigned; never use it in production"
-                )
-            teams_app = build_teams_app(
-                settings=settings,
-                mode=teams,
-                service=runtime.service,
-                store=runtime.store,
-                tasks=tasks,
-                metrics=metrics,
-            )
-            surfaces.append(teams_routes(teams_app))
-        web_app = build_web_app(surfaces=surfaces)
-        internal_app = build_internal_app(
-            store=runtime.store, rag_metrics=runtime.service.metrics, bot_metrics=metrics
-        )
-        owners = (
-            SlackOwnerMessenger(
-                client=app.client,
-                installations=app.installation_store,
-                api_url=settings.slack_api_url,
-            )
-            if app is not None
-            else None
-        )
-        async with upkeep_running(runtime.store, owners, settings):
-            if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
-                await run_socket_mode(
-                    app,
-                    web_app,
-                    internal_app,
-                    app_token=settings.slack_app_token.get_secret_value(),
-                    settings=settings,
-                    tasks=tasks,
-                )
-            else:
-                await run_http(web_app, internal_app, settings=settings, tasks=tasks)
+        jobs = await JobQueue.open(runtime.store, settings)
+        try:
+            await _serve_with(settings, slack, teams, runtime, jobs)
+        finally:
+            await jobs.close()
     return 0
+
+
+async def _serve_with(
+    settings: Settings, slack: SlackMode, teams: TeamsMode, runtime: Runtime, jobs: JobQueue
+) -> None:
+    tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
+    surfaces: list[AddRoutes] = []
+    app = None
+    if slack.kind is not None:
+        app = build_app(
+            settings=settings,
+            service=runtime.service,
+            store=runtime.store,
+            client=None,
+            tasks=tasks,
+            metrics=metrics,
+            jobs=jobs,
+            job_handlers=handlers,
+        )
+        if slack.kind == "http":
+            surfaces.append(slack_routes(app, metrics))
+    if teams.kind is not None:
+        if teams.kind == "local":
+            logger.warning(
+                "Teams local mode (TEAMS_ALLOW_UNAUTHENTICATED=true): activities without a "
+                "token are accepted and replies are sent unsigned; never use it in production"
+            )
+        teams_app = build_teams_app(
+            settings=settings,
+            mode=teams,
+            service=runtime.service,
+            store=runtime.store,
+            tasks=tasks,
+            metrics=metrics,
+        )
+        surfaces.append(teams_routes(teams_app))
+    worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
+    web_app = build_web_app(surfaces=surfaces)
+    internal_app = build_internal_app(
+        store=runtime.store, rag_metrics=runtime.service.metrics, bot_metrics=metrics
+    )
+    owners = (
+        SlackOwnerMessenger(
+            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+        )
+        if app is not None
+        else None
+    )
+    async with upkeep_running(runtime.store, owners, settings):
+        if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
+            await run_socket_mode(
+                app,
+                web_app,
+                internal_app,
+                app_token=settings.slack_app_token.get_secret_value(),
+                settings=settings,
+                tasks=tasks,
+                worker=worker,
+            )
+        else:
+            await run_http(web_app, internal_app, settings=settings, tasks=tasks, worker=worker)
 
 
 async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -5,8 +5,10 @@ Health and metrics are not on the public listener: the database check is a cheap
 database from the internet, and metrics describe traffic. The internal port is for kubelet probes
 and Prometheus; never route it from an ingress.
 
-Shutdown order: stop taking requests, then drain the answers already in flight (up to
-``RUNBOOK_DRAIN_TIMEOUT_S``), so a deploy never leaves a user with a "searching" mark and no answer.
+Every process also runs a job worker (``working``). Shutdown order: stop taking requests, stop
+claiming jobs, then drain the answers already in flight (up to ``RUNBOOK_DRAIN_TIMEOUT_S``); a job
+still running at the end of the drain goes back to the queue for another replica (or this one
+after its restart), so a deploy never leaves a user with a "searching" mark and no answer.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from aiohttp import web
 
+from bot.core.job_worker import JobWorker
 from bot.core.metrics import BotMetrics, render_metrics
 from bot.core.tasks import BackgroundTasks
 from rag import RagMetrics, Settings, Store, StoreError
@@ -119,16 +122,37 @@ async def serving_both(
         yield
 
 
+@asynccontextmanager
+async def working(
+    worker: JobWorker, tasks: BackgroundTasks, *, drain_s: float
+) -> AsyncIterator[None]:
+    """Run ``worker`` for the block; then stop claiming and drain what is in flight.
+
+    Jobs the drain has to cancel are handed back to the queue by the worker, not dropped.
+    """
+    claiming = asyncio.create_task(worker.run())
+    try:
+        yield
+    finally:
+        worker.stop()
+        await claiming
+        if handed_back := await tasks.drain(drain_s):
+            logger.warning("%d answers in flight were handed back to the queue", handed_back)
+
+
 async def run_http(
     web_app: web.Application,
     internal_app: web.Application,
     *,
     settings: Settings,
     tasks: BackgroundTasks,
+    worker: JobWorker,
 ) -> None:
-    async with serving_both(web_app, internal_app, settings):
+    async with (
+        working(worker, tasks, drain_s=settings.drain_timeout_s),
+        serving_both(web_app, internal_app, settings),
+    ):
         await wait_for_stop_signal()
-    await tasks.drain(settings.drain_timeout_s)
 
 
 async def wait_for_stop_signal() -> None:

@@ -113,6 +113,16 @@ class Settings(BaseSettings):
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 
+    # Durable work queue (bot/core/jobs.py): every accepted question survives a crashed replica.
+    job_deadline_s: float = Field(default=300.0, gt=0)
+    job_max_attempts: int = Field(default=5, ge=1, le=50)
+    job_lease_s: float = Field(default=30.0, ge=1.0)
+    job_poll_s: float = Field(default=0.5, gt=0)
+    job_concurrency: int = Field(default=8, ge=1)
+    job_retention_h: float = Field(default=24.0, gt=0)
+    intake_pool_size: int = Field(default=3, ge=1)
+    intake_timeout_s: float = Field(default=1.0, gt=0)
+
     # --- Bot hardening (issue 10): tokens at rest, internal health/metrics port, shutdown ---
     # Comma-separated Fernet keys: the first encrypts, all decrypt (rotation). Required for OAuth.
     encryption_keys: SecretStr | None = None

@@ -8,6 +8,9 @@ import os
 import signal
 import time
 
+from bot.core.job_metrics import JobMetrics
+from bot.core.job_worker import JobHandlers, JobWorker
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.server import build_internal_app, build_web_app, run_http
@@ -35,11 +38,18 @@ async def test_sigterm_cancels_an_answer_still_running_after_the_configured_drai
         update={"drain_timeout_s": 0.5, "host": "127.0.0.1", "port": 0, "internal_port": 0}
     )
     internal = build_internal_app(store=store, rag_metrics=RagMetrics(), bot_metrics=BotMetrics())
-    running = asyncio.create_task(run_http(build_web_app(), internal, settings=quick, tasks=tasks))
-    await asyncio.sleep(0.3)  # listening, signal handlers installed
-    started = time.monotonic()
-    os.kill(os.getpid(), signal.SIGTERM)
-    await asyncio.wait_for(running, timeout=5)
+    jobs = await JobQueue.open(store, quick)
+    worker = JobWorker(jobs, JobHandlers(), tasks=tasks, metrics=JobMetrics(BotMetrics().registry))
+    try:
+        running = asyncio.create_task(
+            run_http(build_web_app(), internal, settings=quick, tasks=tasks, worker=worker)
+        )
+        await asyncio.sleep(0.3)  # listening, signal handlers installed
+        started = time.monotonic()
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.wait_for(running, timeout=5)
+    finally:
+        await jobs.close()
 
     assert 0.5 <= time.monotonic() - started < 3
     assert answer.cancelled()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from tests.fakes.slack_api import (
     connection_reset,
     rate_limited,
     server_error,
+    stored_then,
 )
 from tests.slack_harness import served_app
 from tests.test_slack_alerts import ALERTMANAGER
@@ -245,14 +246,57 @@ async def test_rate_limited_post_is_retried_after_retry_after_and_delivered_once
     assert limited.body["blocks"] == delivered.body["blocks"]
 
 
-async def test_server_error_and_dropped_connection_are_retried_once(bot: Harness) -> None:
+async def test_a_post_lost_to_a_5xx_or_reset_is_looked_for_in_the_thread_then_posted_again(
+    bot: Harness,
+) -> None:
     bot.slack.fail("chat.postMessage", server_error(500))
-    await bot.sender.event(mention(PAYMENTS_502))
+    first = mention(PAYMENTS_502)
+    await bot.sender.event(first)
     await settle(bot)
     bot.slack.fail("chat.postMessage", connection_reset())
-    await bot.sender.event(mention(KAFKA_LAG))
+    second = mention(KAFKA_LAG)
+    await bot.sender.event(second)
     await settle(bot, count=2)
-    assert [c.status for c in bot.slack.calls_to("chat.postMessage", ok=None)] == [500, 200, 0, 200]
+    # Never re-posted blindly: each failure is followed by a look for the job's message.
+    sequence = [
+        (c.method, c.status)
+        for c in bot.slack.calls
+        if c.method in ("chat.postMessage", "conversations.replies")
+    ]
+    assert sequence == [
+        ("chat.postMessage", 500),
+        ("conversations.replies", 200),
+        ("chat.postMessage", 200),
+        ("chat.postMessage", 0),
+        ("conversations.replies", 200),
+        ("chat.postMessage", 200),
+    ]
+    for event in (first, second):
+        [answer] = bot.slack.thread_posts(CHANNEL, event["ts"])
+        assert answer["metadata"]["event_type"] == "runbook_answer"
+
+
+def reading_thread(thread_ts: str) -> Callable[[SlackCall], bool]:
+    return lambda call: bool(call.body.get("ts") == thread_ts)
+
+
+async def test_a_post_slack_stored_despite_a_5xx_or_reset_is_found_and_not_posted_twice(
+    bot: Harness,
+) -> None:
+    for failure, question in ((server_error(503), PAYMENTS_502), (connection_reset(), KAFKA_LAG)):
+        bot.slack.fail("chat.postMessage", stored_then(failure))
+        event = mention(question)
+        await bot.sender.event(event)
+        await bot.slack.wait_for("conversations.replies", where=reading_thread(event["ts"]))
+        assert await bot.tasks.drain(10) == 0
+
+        [kept] = bot.slack.thread_posts(CHANNEL, event["ts"])
+        payload = kept["metadata"]["event_payload"]
+        assert set(payload) == {"job_id", "answer_id"}
+        row = await stored_answer_row(bot.store, "acme", kept["ts"])
+        assert row["question"] == question  # the answer was recorded against the kept message
+    assert len(bot.slack.calls_to("chat.postMessage", ok=None)) == 2
+    assert bot.slack.calls_to("chat.postMessage") == []  # the only posts were the failed ones
 
 
 async def test_a_post_that_keeps_failing_ends_in_the_error_card(bot: Harness) -> None:
@@ -292,6 +336,11 @@ async def test_healthz_checks_the_database_and_metrics_expose_the_counters(bot: 
     assert "runbook_slack_duplicates_dropped_total 0.0" in text
     assert "runbook_slack_post_failures_total" in text
     assert "runbook_ask_seconds_count" in text  # the core's metrics on the same page
+    # The work queue's: depth, age of the oldest job, re-runs and dead jobs.
+    assert 'runbook_jobs_runs_total{kind="slack.mention",outcome="done"} 1.0' in text
+    assert 'runbook_jobs_depth{state="queued"}' in text
+    for name in ("jobs_oldest_age_seconds", "jobs_retried_total", "jobs_dead", "jobs_held_claims"):
+        assert f"runbook_{name} " in text
 
 
 async def count_rows(store: Store, table: str) -> int:

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import time
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -300,7 +301,7 @@ async def test_runbook_command_with_any_text_answers_or_shows_usage(
         "user_id": "U_ALICE",
         "api_app_id": "A_RUNBOOK",
         "response_url": bot.slack.response_url(),
-        "trigger_id": "trigger-1",
+        "trigger_id": f"trigger-1-{uuid.uuid4().hex[:12]}",  # unique, as Slack makes them
     }
     fields = {k: v for k, v in fields.items() if k not in drop}
     since = len(bot.slack.calls)
@@ -344,7 +345,7 @@ async def test_button_clicks_with_unknown_ids_or_garbage_values_are_refused_poli
         },
         "channel": {"id": CHANNEL},
         "response_url": bot.slack.response_url(),
-        "trigger_id": "trigger-2",
+        "trigger_id": f"trigger-2-{uuid.uuid4().hex[:12]}",  # unique, as Slack makes them
         "actions": [{"action_id": action_id, "block_id": "b1", "value": value}],
     }
     since = len(bot.slack.calls)

@@ -68,7 +68,7 @@ class Harness:
             "user_id": "U_ALICE",
             "api_app_id": "A_RUNBOOK",
             "response_url": self.slack.response_url(key),
-            "trigger_id": "trigger-1",
+            "trigger_id": f"trigger-1-{uuid.uuid4().hex[:12]}",  # unique, as Slack makes them
         }
         reply = await self.sender.command(fields)
         assert reply.status == 200
@@ -100,7 +100,7 @@ class Harness:
             "container": {**container, "is_ephemeral": ephemeral},
             "channel": {"id": CHANNEL},
             "response_url": self.slack.response_url(key),
-            "trigger_id": "trigger-2",
+            "trigger_id": f"trigger-2-{uuid.uuid4().hex[:12]}",  # unique, as Slack makes them
             "actions": [{"action_id": action_id, "block_id": "b1", "value": value}],
         }
         assert (await self.sender.interaction(payload)).status == 200
@@ -114,7 +114,7 @@ class Harness:
             "channel": {"id": CHANNEL},
             "message": message,
             "response_url": self.slack.response_url("shortcut"),
-            "trigger_id": "trigger-3",
+            "trigger_id": f"trigger-3-{uuid.uuid4().hex[:12]}",  # unique, as Slack makes them
         }
         assert (await self.sender.interaction(payload)).status == 200
 

@@ -12,6 +12,8 @@ from psycopg.types.json import Jsonb
 from pydantic import SecretStr
 from slack_sdk.oauth.installation_store import Installation
 
+from bot.core.job_worker import JobHandlers
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher
@@ -125,15 +127,21 @@ async def test_oauth_mode_refuses_to_start_without_an_encryption_key(
 ) -> None:
     mode = slack_mode(oauth_settings(settings, None))
     assert mode.kind is None and "RUNBOOK_ENCRYPTION_KEYS" in mode.explain()
-    for keys in (None, "", "not-a-fernet-key"):
-        with pytest.raises(ConfigurationError, match="RUNBOOK_ENCRYPTION_KEYS") as refused:
-            build_app(
-                settings=oauth_settings(settings, keys),
-                service=service,
-                store=store,
-                client=None,
-                tasks=BackgroundTasks(),
-                metrics=BotMetrics(),
-            )
-        assert "not-a-fernet-key" not in str(refused.value)
+    jobs = await JobQueue.open(store, settings)
+    try:
+        for keys in (None, "", "not-a-fernet-key"):
+            with pytest.raises(ConfigurationError, match="RUNBOOK_ENCRYPTION_KEYS") as refused:
+                build_app(
+                    settings=oauth_settings(settings, keys),
+                    service=service,
+                    store=store,
+                    client=None,
+                    tasks=BackgroundTasks(),
+                    metrics=BotMetrics(),
+                    jobs=jobs,
+                    job_handlers=JobHandlers(),
+                )
+            assert "not-a-fernet-key" not in str(refused.value)
+    finally:
+        await jobs.close()
     assert slack_mode(oauth_settings(settings, KEY_NEW)).kind == "http"

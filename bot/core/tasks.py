@@ -2,7 +2,9 @@
 
 Bolt runs every listener in a bare ``asyncio.ensure_future`` and keeps no reference to it: an
 unreferenced task can be garbage-collected mid-answer, and a shutdown would cut it off. Each
-listener adopts its own task here first thing, so shutdown can wait for answers in flight.
+listener adopts its own task here first thing, and the job worker adopts every job it runs, so
+shutdown can wait for answers in flight. A job cancelled at the end of the drain goes back to
+the queue (``bot.core.job_worker``), so it is answered later rather than lost.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ class BackgroundTasks:
     def adopt_current(self) -> None:
         """Hold the running task until it finishes (call from inside a listener)."""
         task = asyncio.current_task()
-        if task is not None and task not in self._tasks:
+        if task is not None:
+            self.adopt(task)
+
+    def adopt(self, task: asyncio.Task[Any]) -> None:
+        """Hold ``task`` until it finishes (a job the worker started, for instance)."""
+        if task not in self._tasks:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 

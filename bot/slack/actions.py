@@ -16,17 +16,18 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import StoredAnswer
-from bot.slack.answering import Bot, render, render_stored
-from bot.slack.blocks import Card, render_searching
+from bot.slack.answering import Bot, render_stored
+from bot.slack.blocks import Card
 from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
 from bot.slack.feedback_form import open_reason_form
+from bot.slack.job_replies import RETRY, queue_request
+from bot.slack.retry_job import GONE, RetryJob
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
 
 SHOW_QUOTE = re.compile(r"^show_quote:(\d+)$")
 HIDE_QUOTE = re.compile(r"^hide_quote:(\d+)$")
-GONE = Card(text="That answer is no longer available. Ask again to get a fresh one.", blocks=[])
 ALREADY_SHARED = Card(text="This answer has already been shared in the channel.", blocks=[])
 THANKS = Card(text="Thanks for the feedback.", blocks=[])
 
@@ -37,6 +38,7 @@ def register_actions(app: AsyncApp, bot: Bot) -> None:
     app.action(HIDE_QUOTE)(listener.hide_quote)
     app.action("share_answer")(listener.share)
     app.action("retry_answer")(listener.retry)
+    bot.job_handlers.register(RETRY, RetryJob(bot))
     app.action("feedback")(listener.feedback)
     # Last: a stale or unknown button (an older card, a renamed action) gets an ack, not a 404
     # that shows the clicker a red error mark.
@@ -103,37 +105,11 @@ class ActionListener:
         except DeliveryError:
             logger.info("shared answer %s: private copy not deleted", stored.answer_id)
 
-    async def retry(
-        self,
-        ack: AsyncAck,
-        body: dict[str, Any],
-        client: AsyncWebClient,
-        respond: AsyncRespond,
-        context: AsyncBoltContext,
-    ) -> None:
-        stored = await self._start(ack, body, respond, context)
-        if stored is None:
-            return
-        await self._replace(body, client, respond, render_searching())
-        result = await self.bot.ask(
-            stored.tenant, stored.question, service=stored.service, placement=stored.placement
-        )
-        ephemeral = _is_ephemeral(body)
-        card = render(
-            result,
-            entry=stored.placement.entry,
-            question=stored.question,
-            ephemeral=ephemeral,
-            stale_after_days=self.bot.settings.stale_after_days,
-        )
-        await self._replace(body, client, respond, card)
-        self.bot.metrics.answers_posted.labels("retry", result.status).inc()
-        await self.bot.answers.record_delivery(
-            stored.tenant,
-            str(result.answer_id),
-            message_ts=(body.get("container") or {}).get("message_ts"),
-            ephemeral=ephemeral,
-        )
+    async def retry(self, ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        """Queued before the ack; ``RetryJob`` asks again and redraws the card."""
+        self.bot.tasks.adopt_current()
+        await queue_request(self.bot, RETRY, body.get("trigger_id"), body, context)
+        await ack()
 
     async def unknown(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

@@ -1,4 +1,4 @@
-"""What every Slack entry point shares: the core plus delivery, and rendering a card."""
+"""What every Slack entry point shares: the core plus delivery and the queue, and rendering."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ from dataclasses import dataclass
 
 from bot.core.answers_store import StoredAnswer
 from bot.core.conversation import Conversation
+from bot.core.dedupe import EventDeduper
+from bot.core.job_worker import JobHandlers
+from bot.core.jobs import JobQueue
 from bot.slack.blocks import Card, render_result, with_source_changes
+from bot.slack.clients import SlackClients
 from bot.slack.delivery import Delivery
 from bot.slack.tenancy import Origin
 from rag import AskResult
@@ -14,9 +18,14 @@ from rag import AskResult
 
 @dataclass(frozen=True)
 class Bot(Conversation):
-    """The Slack app's collaborators, handed to every listener: the shared core plus delivery."""
+    """The Slack app's collaborators, handed to every listener: the shared core, delivery, and
+    the queue (intake claims work; handlers registered per job kind do it)."""
 
     delivery: Delivery
+    intake: EventDeduper
+    jobs: JobQueue
+    job_handlers: JobHandlers
+    clients: SlackClients
 
     async def scope_for(
         self, tenant: str, origin: Origin, hints: tuple[str, ...] = ()

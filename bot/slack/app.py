@@ -2,7 +2,9 @@
 
 Single-workspace (a bot token) or multi-workspace OAuth (client id and secret) with installs
 and install states in our Postgres. Signature verification stays on; dedupe runs before any
-token lookup; every listener failure ends in a visible card.
+token lookup; work is queued before the ack and done by job handlers registered here on
+``job_handlers`` (run by the ``JobWorker`` of ``runbook serve``); every listener failure ends
+in a visible card.
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import AnswerStore
 from bot.core.dedupe import EventDeduper
+from bot.core.job_worker import JobHandlers
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher
 from bot.slack.actions import register_actions
 from bot.slack.answering import Bot
+from bot.slack.clients import SlackClients
 from bot.slack.commands import register_commands
 from bot.slack.delivery import Delivery
 from bot.slack.failures import ErrorReporter
 from bot.slack.feedback_form import register_feedback_form
 from bot.slack.intake import build_intake_middleware
-from bot.slack.mentions import register_mentions
+from bot.slack.mentions import mention_job, register_mentions
 from bot.slack.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
 from bot.slack.retries import install_retry_handlers
 from bot.slack.shortcuts import register_shortcuts
@@ -65,6 +70,8 @@ def build_app(
     client: AsyncWebClient | None,
     tasks: BackgroundTasks,
     metrics: BotMetrics,
+    jobs: JobQueue,
+    job_handlers: JobHandlers,
 ) -> AsyncApp:
     _withhold_bodies_from_bolt_logs()
     oauth = settings.slack_client_id is not None and settings.slack_client_secret is not None
@@ -74,10 +81,12 @@ def build_app(
             token=token, base_url=settings.slack_api_url, timeout=SLACK_TIMEOUT_S
         )
     install_retry_handlers(client)
-    intake = build_intake_middleware(EventDeduper(store), metrics)
+    deduper = EventDeduper(store, queue=jobs)
+    intake = build_intake_middleware(deduper, metrics, mention_job)
     signing_secret = _secret(settings.slack_signing_secret) or ""
+    authorize: AsyncInstallationStoreAuthorize | None = None
     if oauth:
-        app = _oauth_app(settings, store, client, signing_secret, intake)
+        app, authorize = _oauth_app(settings, store, client, signing_secret, intake)
     else:
         app = AsyncApp(
             name="runbook-bot",
@@ -99,6 +108,10 @@ def build_app(
         metrics=metrics,
         tasks=tasks,
         answer_slots=asyncio.Semaphore(settings.max_concurrent_answers),
+        intake=deduper,
+        jobs=jobs,
+        job_handlers=job_handlers,
+        clients=SlackClients(client, authorize),
     )
     register_mentions(app, bot)
     register_commands(app, bot)
@@ -115,7 +128,7 @@ def _oauth_app(
     client: AsyncWebClient,
     signing_secret: str,
     intake: Callable[..., Awaitable[BoltResponse | None]],
-) -> AsyncApp:
+) -> tuple[AsyncApp, AsyncInstallationStoreAuthorize]:
     client_id = str(settings.slack_client_id)
     client_secret = _secret(settings.slack_client_secret) or ""
     # Refuses to start without RUNBOOK_ENCRYPTION_KEYS: tokens are never stored in plaintext.
@@ -154,7 +167,7 @@ def _oauth_app(
         user_facing_authorize_error_message=_NOT_INSTALLED,
     )
     app.enable_token_revocation_listeners()
-    return app
+    return app, authorize
 
 
 class _WithholdBody(logging.Filter):

@@ -1,26 +1,39 @@
 """``/runbook <question>``: a private answer through the command's response_url.
 
-Acked at once with a "searching" placeholder, which the answer then replaces; works in channels
-the bot has not joined, since response_url needs no membership.
+The listener queues a ``slack.command`` job, then acks with a "searching" placeholder, which
+the answer replaces (``replace_original``: a re-run replaces it again, never adds a second).
+Works in channels the bot has not joined, since response_url needs no membership; once the
+response_url has expired, the answer comes as a DM instead.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 
 from bot.core.answers_store import Placement
+from bot.core.job_answers import answer_for_job
+from bot.core.jobs import Job
 from bot.slack.answering import Bot, render
-from bot.slack.blocks import render_searching, render_usage
+from bot.slack.blocks import render_searching, render_timed_out, render_usage
+from bot.slack.job_replies import COMMAND, PrivateReply, queue_request
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
-COMMAND = "/runbook"
+logger = logging.getLogger(__name__)
+
+COMMAND_NAME = "/runbook"
 _HELP_WORDS = frozenset({"", "help", "?", "-h", "--help"})
 
 
 def register_commands(app: AsyncApp, bot: Bot) -> None:
-    app.command(COMMAND)(CommandListener(bot).handle)
+    app.command(COMMAND_NAME)(CommandListener(bot).handle)
+    bot.job_handlers.register(COMMAND, CommandJob(bot))
+
+
+def question_of(command: dict[str, Any]) -> str:
+    return " ".join((command.get("text") or "").split())
 
 
 class CommandListener:
@@ -32,23 +45,31 @@ class CommandListener:
         ack: AsyncAck,
         command: dict[str, Any],
         body: dict[str, Any],
-        respond: AsyncRespond,
         context: AsyncBoltContext,
     ) -> None:
         self.bot.tasks.adopt_current()
-        question = " ".join((command.get("text") or "").split())
-        if question.lower() in _HELP_WORDS:
+        if question_of(command).lower() in _HELP_WORDS:
             usage = render_usage()
             await ack(text=usage.text, blocks=usage.blocks)
             return
+        await queue_request(self.bot, COMMAND, body.get("trigger_id"), body, context)
         searching = render_searching()
         await ack(text=searching.text, blocks=searching.blocks)
-        origin = origin_of(body, context)
-        delivery = self.bot.delivery
+
+
+class CommandJob:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def run(self, job: Job) -> None:
+        body = job.payload
+        reply = await self._reply(job)
+        origin = origin_of(body)
         tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
-            await delivery.respond(respond, not_connected_card(origin), replace_original=True)
+            await reply.send(not_connected_card(origin), replace_original=True)
             return
+        question = question_of(body)
         placement = Placement(
             entry="command",
             team_id=origin.team_id or "",
@@ -58,7 +79,9 @@ class CommandListener:
             ephemeral=True,
         )
         service = await self.bot.scope_for(tenant, origin)
-        result = await self.bot.ask(tenant, question, service=service, placement=placement)
+        result = await answer_for_job(
+            self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
+        )
         card = render(
             result,
             entry="command",
@@ -66,5 +89,19 @@ class CommandListener:
             ephemeral=True,
             stale_after_days=self.bot.settings.stale_after_days,
         )
-        await delivery.respond(respond, card, replace_original=True)
+        await reply.send(card, replace_original=True)
         self.bot.metrics.answers_posted.labels("command", result.status).inc()
+
+    async def give_up(self, job: Job) -> None:
+        await (await self._reply(job)).send(render_timed_out(), replace_original=True)
+
+    async def _reply(self, job: Job) -> PrivateReply:
+        body = job.payload
+        client = await self.bot.clients.for_request(body)
+        return PrivateReply(
+            self.bot, client, job, body.get("response_url"), _str(body.get("user_id"))
+        )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

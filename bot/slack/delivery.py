@@ -1,7 +1,10 @@
 """Putting cards in front of people: thread posts, updates, response_url replies, status marks.
 
-Every send counts its failures; none is retried here (the client's retry handlers already honour
-Retry-After and 5xx), so a send that timed out is never blindly posted a second time.
+Every send counts its failures. A post made for a job carries the job's id in Slack message
+metadata; when its outcome is unknown (5xx, dropped connection, timeout: Slack may have stored
+it) or the job is a re-run, the thread is searched for that id before anything is posted again,
+so an answer appears once. Only 429s are retried blindly (the client's handlers): Slack stored
+nothing then.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -23,6 +27,10 @@ from bot.slack.blocks import Card
 logger = logging.getLogger(__name__)
 
 WORKING_REACTION = "mag"
+# Message metadata on every card a job posts: {"job_id", "answer_id"} as the event payload.
+ANSWER_EVENT = "runbook_answer"
+# Thread replies read when looking for a job's card: it follows the asker's message closely.
+_REPLIES_LIMIT = 100
 # The post went nowhere because of where it was aimed, not because Slack failed.
 UNREACHABLE_CHANNEL = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
 
@@ -35,12 +43,44 @@ def slack_error(exc: SlackApiError) -> str:
     return str(exc.response.get("error") or "unknown_error")
 
 
+def outcome_unknown(exc: Exception) -> bool:
+    """Slack may have done what was asked: a 5xx, a dropped connection, a timeout."""
+    if isinstance(exc, SlackApiError):
+        return int(exc.response.status_code) >= 500
+    return isinstance(exc, aiohttp.ClientError | TimeoutError)
+
+
+@dataclass(frozen=True)
+class PostTag:
+    """Which job a card belongs to, carried in its message metadata, and where to look for it
+    (``since``: the asker's message ts; the card can only come after it)."""
+
+    job_id: str
+    answer_id: str | None = None
+    since: str | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        payload = {"job_id": self.job_id, "answer_id": self.answer_id or self.job_id}
+        return {"event_type": ANSWER_EVENT, "event_payload": payload}
+
+    def matches(self, message: dict[str, Any]) -> bool:
+        metadata = message.get("metadata") or {}
+        payload = metadata.get("event_payload") or {}
+        return metadata.get("event_type") == ANSWER_EVENT and payload.get("job_id") == self.job_id
+
+
 class Delivery:
     def __init__(self, metrics: BotMetrics) -> None:
         self._metrics = metrics
 
     async def post(
-        self, client: AsyncWebClient, *, channel: str, thread_ts: str | None, card: Card
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        card: Card,
+        tag: PostTag | None = None,
     ) -> str:
         """Post a card (in a thread when ``thread_ts``); returns the message ts."""
         response = await self._call(
@@ -52,9 +92,64 @@ class Delivery:
                 blocks=card.blocks or None,
                 unfurl_links=False,
                 unfurl_media=False,
+                metadata=tag.metadata() if tag else None,
             ),
         )
         return str(response["ts"])
+
+    async def post_once(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        card: Card,
+        tag: PostTag,
+        look_first: bool,
+    ) -> str:
+        """Post ``card`` in the thread unless it is there already; returns its ts.
+
+        ``look_first`` for a re-run (an earlier run may have posted it). A post whose outcome
+        is unknown is looked for before it is sent again, once; if Slack still fails, the
+        job is retried later and looks again.
+        """
+        if look_first and (found := await self.find_tagged(client, channel, thread_ts, tag)):
+            return found
+        try:
+            return await self.post(client, channel=channel, thread_ts=thread_ts, card=card, tag=tag)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            if not outcome_unknown(exc):
+                raise
+        if found := await self.find_tagged(client, channel, thread_ts, tag):
+            logger.info("post of job %s had landed; not posted again", tag.job_id)
+            return found
+        return await self.post(client, channel=channel, thread_ts=thread_ts, card=card, tag=tag)
+
+    async def find_tagged(
+        self, client: AsyncWebClient, channel: str, thread_ts: str, tag: PostTag
+    ) -> str | None:
+        """The ts of this job's card in the thread, if Slack has it. Errors propagate: "could
+        not look" is not "not there", and must not lead to a second post."""
+        try:
+            response = await self._call(
+                "conversations.replies",
+                client.conversations_replies(
+                    channel=channel,
+                    ts=thread_ts,
+                    oldest=tag.since,
+                    inclusive=True,
+                    limit=_REPLIES_LIMIT,
+                    include_all_metadata=True,
+                ),
+            )
+        except SlackApiError as exc:
+            if slack_error(exc) == "thread_not_found":
+                return None
+            raise
+        for message in response.get("messages") or []:
+            if tag.matches(message):
+                return str(message["ts"])
+        return None
 
     async def update(self, client: AsyncWebClient, *, channel: str, ts: str, card: Card) -> None:
         await self._call(
@@ -117,10 +212,21 @@ async def working_mark(client: AsyncWebClient, *, channel: str, ts: str) -> Asyn
             await _react(client.reactions_remove, channel=channel, ts=ts)
 
 
+async def remove_working_mark(client: AsyncWebClient, *, channel: str, ts: str) -> None:
+    """Take the mark off (a job that died mid-answer left it there)."""
+    await _react(client.reactions_remove, channel=channel, ts=ts)
+
+
 async def _react(method: Any, *, channel: str, ts: str) -> bool:
     try:
         await method(channel=channel, timestamp=ts, name=WORKING_REACTION)
-    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+    except SlackApiError as exc:
+        # A re-run finds the mark its dead predecessor left: still ours to take off.
+        if slack_error(exc) == "already_reacted":
+            return True
+        logger.info("status reaction skipped: %s", slack_error(exc))
+        return False
+    except (aiohttp.ClientError, TimeoutError) as exc:
         logger.info("status reaction skipped: %s", type(exc).__name__)
         return False
     return True

@@ -1,6 +1,8 @@
-"""Slack intake: count every verified delivery, then drop duplicate Events API deliveries.
+"""Slack intake: count every verified delivery, drop duplicate Events API deliveries, and queue
+the ones that are work (a mention) in the same transaction as their dedupe claim.
 
-Runs as Bolt's ``before_authorize`` middleware, so a duplicate costs no token lookup.
+Runs as Bolt's ``before_authorize`` middleware, so a duplicate costs no token lookup, and a
+queued event is acked without one: the job's worker looks the token up when it runs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from slack_bolt.response import BoltResponse
 
 from bot.core.dedupe import EventDeduper
+from bot.core.jobs import JobRequest
 from bot.core.metrics import BotMetrics
 
 logger = logging.getLogger(__name__)
@@ -27,9 +30,11 @@ def request_kind(body: dict[str, Any]) -> str:
 
 
 def build_intake_middleware(
-    deduper: EventDeduper, metrics: BotMetrics
+    deduper: EventDeduper,
+    metrics: BotMetrics,
+    job_for: Callable[[dict[str, Any]], JobRequest | None],
 ) -> Callable[..., Awaitable[BoltResponse | None]]:
-    """The ``before_authorize`` middleware: count, then drop duplicates before any token lookup."""
+    """The ``before_authorize`` middleware: count, drop duplicates, queue work (``job_for``)."""
 
     async def intake(
         body: dict[str, Any], next_: Callable[[], Awaitable[None]]
@@ -40,11 +45,15 @@ def build_intake_middleware(
             return BoltResponse(status=200, body="")
         metrics.events_received.labels(request_kind(body)).inc()
         event_id = body.get("event_id")
-        if isinstance(event_id, str) and not await deduper.first_delivery(event_id):
-            metrics.duplicates_dropped.inc()
-            logger.info("dropped duplicate delivery of %s", event_id)
-            # Returning a response (not None) is what stops Bolt here with a 200.
-            return BoltResponse(status=200, body="")
+        if isinstance(event_id, str):
+            job = job_for(body)
+            if not await deduper.first_delivery(event_id, job):
+                metrics.duplicates_dropped.inc()
+                logger.info("dropped duplicate delivery of %s", event_id)
+                # Returning a response (not None) is what stops Bolt here with a 200.
+                return BoltResponse(status=200, body="")
+            if job is not None:
+                return BoltResponse(status=200, body="")  # queued: a worker answers it
         await next_()
         return None
 

@@ -1,7 +1,10 @@
 """Retry policy of every Slack Web API call the app makes (Bolt copies it to per-request clients).
 
-Retried: HTTP 429 after its Retry-After, 500/503 once, and a connection dropped before the reply.
-Never retried: a timeout (the message may well have been posted; re-posting would duplicate it).
+Retried: HTTP 429 after its Retry-After (Slack stored nothing), and for calls that are safe to
+repeat, 500/503 once and a connection dropped before the reply. Never retried blindly: a post
+(``chat.postMessage`` and kin) after a 5xx or a dropped connection, nor anything after a
+timeout: Slack may have stored the message, and a second post would show it twice. Posts of an
+unknown outcome are looked for first (``Delivery.post_once``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,17 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
+
+# Each call creates a message; repeating one that Slack may have stored duplicates it.
+NOT_REPEATABLE = frozenset(
+    {
+        "chat.postMessage",
+        "chat.postEphemeral",
+        "chat.scheduleMessage",
+        "chat.meMessage",
+        "chat.startStream",
+    }
+)
 
 # A listener must not sleep a minute inline (conversations.replies can say Retry-After: 60 for
 # non-Marketplace apps); past this the call fails and the user sees why instead of waiting.
@@ -42,6 +56,47 @@ class CappedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
         return retry_after(response) <= self.max_wait_s
 
 
+class RepeatableServerErrorRetryHandler(AsyncServerErrorRetryHandler):
+    """500/503 retried once, except for calls that create a message."""
+
+    async def _can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if api_method(request) in NOT_REPEATABLE:
+            return False
+        return await super()._can_retry_async(
+            state=state, request=request, response=response, error=error
+        )
+
+
+class RepeatableConnectionErrorRetryHandler(AsyncConnectionErrorRetryHandler):
+    """A dropped connection retried once, except for calls that create a message."""
+
+    async def _can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if api_method(request) in NOT_REPEATABLE:
+            return False
+        return await super()._can_retry_async(
+            state=state, request=request, response=response, error=error
+        )
+
+
+def api_method(request: HttpRequest) -> str:
+    """``chat.postMessage`` from ``https://slack.com/api/chat.postMessage?…``."""
+    return request.url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+
+
 def retry_after(response: HttpResponse) -> float:
     for name, values in response.headers.items():
         if name.lower() == "retry-after" and values:
@@ -56,9 +111,12 @@ def retry_after(response: HttpResponse) -> float:
 def install_retry_handlers(client: AsyncWebClient) -> None:
     """Add the policy to ``client`` (idempotent: the same client may back several apps)."""
     wanted: list[AsyncRetryHandler] = [
-        AsyncConnectionErrorRetryHandler(max_retry_count=1),
+        RepeatableConnectionErrorRetryHandler(max_retry_count=1),
         CappedRateLimitRetryHandler(),
-        AsyncServerErrorRetryHandler(max_retry_count=1),
+        RepeatableServerErrorRetryHandler(max_retry_count=1),
     ]
+    # slack_sdk's client starts with a plain connection-error handler, which would re-post.
+    blind = (AsyncConnectionErrorRetryHandler, AsyncServerErrorRetryHandler)
+    client.retry_handlers[:] = [h for h in client.retry_handlers if type(h) not in blind]
     present = {type(handler) for handler in client.retry_handlers}
     client.retry_handlers.extend(h for h in wanted if type(h) not in present)

@@ -9,8 +9,9 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
+from bot.core.job_worker import JobWorker
 from bot.core.tasks import BackgroundTasks
-from bot.server import serving_both, wait_for_stop_signal
+from bot.server import serving_both, wait_for_stop_signal, working
 from rag import Settings
 
 logger = logging.getLogger(__name__)
@@ -24,13 +25,16 @@ async def run_socket_mode(
     app_token: str,
     settings: Settings,
     tasks: BackgroundTasks,
+    worker: JobWorker,
 ) -> None:
     handler = AsyncSocketModeHandler(app, app_token)
-    async with serving_both(web_app, internal_app, settings):
+    async with (
+        working(worker, tasks, drain_s=settings.drain_timeout_s),
+        serving_both(web_app, internal_app, settings),
+    ):
         await handler.connect_async()  # type: ignore[no-untyped-call]  # untyped in Bolt
         logger.info("connected to Slack over Socket Mode")
         try:
             await wait_for_stop_signal()
         finally:
             await handler.close_async()  # type: ignore[no-untyped-call]
-    await tasks.drain(settings.drain_timeout_s)

@@ -62,6 +62,17 @@ def origin_of(body: dict[str, Any], context: AsyncBoltContext | None = None) -> 
     )
 
 
+def with_installation(body: dict[str, Any], context: AsyncBoltContext) -> dict[str, Any]:
+    """The payload with the installation Bolt authorized it as pinned as ``authorizations``
+    (events carry that already), so a queued job, which has no Bolt context, resolves the
+    same tenant and the same outsider rule as the listener would have."""
+    authorized = context.authorize_result
+    if body.get("authorizations") or authorized is None:
+        return body
+    pinned = {"team_id": authorized.team_id, "enterprise_id": authorized.enterprise_id}
+    return {**body, "authorizations": [pinned]}
+
+
 async def tenant_of(store: Store, origin: Origin) -> str | None:
     """The installation's tenant; None when it is not connected or the asker is an outsider."""
     if origin.outsider or (origin.team_id is None and origin.enterprise_id is None):

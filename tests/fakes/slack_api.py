@@ -8,8 +8,11 @@
         [post] = await slack.wait_for("chat.postMessage")
 
 Every call is recorded with its method and parsed body (form or JSON). Failures are queued per
-method and consumed one per call. ``auth.test`` answers for the team named in the token
-(``xoxb-T_ACME`` → ``T_ACME``), so one fake serves several workspaces.
+method and consumed one per call; ``stored_then(...)`` makes a post that Slack kept although the
+app never heard so (a 5xx or a dropped connection after storing it). ``auth.test`` answers for
+the team named in the token (``xoxb-T_ACME`` → ``T_ACME``), so one fake serves several
+workspaces. Posted messages are kept with their metadata, and ``conversations.replies`` returns
+a thread from them (metadata only with ``include_all_metadata``), as Slack does.
 """
 
 from __future__ import annotations
@@ -35,6 +38,18 @@ from tests.fakes.loopback import serve_on_loopback
 BOT_USER_ID = "UBOT"
 # Shared by every fake in the process: message ts stay unique across a test session, as in Slack.
 _MESSAGE_TS = itertools.count(1)
+_last_post_us = 0
+
+
+def _post_ts(thread_ts: object) -> str:
+    """A posted message's ts, as Slack makes them: from the clock, increasing, and after the
+    thread's root (tests use made-up root ts, some of them in the future)."""
+    global _last_post_us
+    after = int(float(thread_ts) * 1_000_000) + 1 if isinstance(thread_ts, str) else 0
+    _last_post_us = max(time.time_ns() // 1000, _last_post_us + 1, after)
+    return f"{_last_post_us // 1_000_000}.{_last_post_us % 1_000_000:06d}"
+
+
 BOT_ID = "BBOT"
 
 
@@ -55,6 +70,12 @@ class Failure:
     status: int  # 0 drops the connection without a reply
     error: str = ""
     retry_after: int | None = None
+    stored: bool = False  # the post was kept before the failure (its outcome is unknown)
+
+
+def stored_then(failure: Failure) -> Failure:
+    """A post Slack stored although it answered ``failure`` (e.g. a 500 or a reset)."""
+    return Failure(failure.status, failure.error, failure.retry_after, stored=True)
 
 
 def rate_limited(retry_after: int = 1) -> Failure:
@@ -79,6 +100,7 @@ class FakeSlack:
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], dict[str, Any]] = {}
         self.usergroups: dict[str, list[str]] = {}  # what usergroups.users.list answers
+        self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)  # channel → posts
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
         self._port = 0
@@ -96,6 +118,10 @@ class FakeSlack:
     def set_thread_root(self, channel: str, ts: str, message: dict[str, Any]) -> None:
         """What ``conversations.replies`` returns first for this thread."""
         self.threads[(channel, ts)] = {"ts": ts, **message}
+
+    def thread_posts(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """Messages posted (and kept) in a thread, as Slack would list its replies."""
+        return [m for m in self.messages[channel] if m.get("thread_ts") == thread_ts]
 
     def calls_to(self, method: str, *, ok: bool | None = True) -> list[SlackCall]:
         return [c for c in self.calls if c.method == method and (ok is None or c.ok == ok)]
@@ -166,6 +192,8 @@ class FakeSlack:
         failure: Failure,
     ) -> web.StreamResponse:
         reply = {"ok": False, "error": failure.error}
+        if failure.stored and method == "chat.postMessage":
+            self._keep(body)
         self.calls.append(SlackCall(method, body, token, failure.status, False, reply, _now()))
         if failure.status == 0:
             assert request.transport is not None
@@ -189,16 +217,19 @@ class FakeSlack:
                 "is_enterprise_install": False,
             }
         if method == "chat.postMessage":
-            return {"ok": True, "channel": body.get("channel"), "ts": ts, "message": body}
+            message = self._keep(body)
+            return {
+                "ok": True,
+                "channel": body.get("channel"),
+                "ts": message["ts"],
+                "message": body,
+            }
         if method == "chat.update":
             return {"ok": True, "channel": body.get("channel"), "ts": body.get("ts")}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": ts}
         if method == "conversations.replies":
-            root = self.threads.get((str(body.get("channel")), str(body.get("ts"))))
-            if root is None:
-                return {"ok": False, "error": "thread_not_found"}
-            return {"ok": True, "messages": [root]}
+            return self._replies(body)
         if method == "oauth.v2.access":
             return _oauth_access(body)
         if method == "views.open":
@@ -219,6 +250,31 @@ class FakeSlack:
                 return {"ok": False, "error": "no_such_subteam"}
             return {"ok": True, "users": members}
         return {"ok": True}
+
+    def _keep(self, body: dict[str, Any]) -> dict[str, Any]:
+        ts = _post_ts(body.get("thread_ts"))
+        message = {
+            "type": "message",
+            "ts": ts,
+            "bot_id": BOT_ID,
+            **{k: body[k] for k in ("text", "blocks", "thread_ts", "metadata") if body.get(k)},
+        }
+        self.messages[str(body.get("channel"))].append(message)
+        return message
+
+    def _replies(self, body: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(body.get("channel")), str(body.get("ts"))
+        root = self.threads.get((channel, ts))
+        posts = self.thread_posts(channel, ts)
+        if root is None and not posts:
+            return {"ok": False, "error": "thread_not_found"}
+        oldest = float(body.get("oldest") or 0)
+        posts = [m for m in posts if float(m["ts"]) >= oldest]
+        if str(body.get("include_all_metadata")).lower() not in ("1", "true"):
+            posts = [{k: v for k, v in m.items() if k != "metadata"} for m in posts]
+        messages = [root or {"ts": ts, "type": "message"}, *posts]
+        limit = int(body.get("limit") or 1000)
+        return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
 
 
 class Reply(NamedTuple):

@@ -18,6 +18,7 @@ from bot.slack.blocks.notices import (
     render_outsider,
     render_searching,
     render_store_unavailable,
+    render_timed_out,
     render_usage,
 )
 from bot.slack.blocks.outcomes import render_error, render_no_evidence
@@ -37,6 +38,7 @@ __all__ = [
     "render_result",
     "render_searching",
     "render_store_unavailable",
+    "render_timed_out",
     "render_usage",
     "with_source_changes",
 ]

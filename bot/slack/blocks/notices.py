@@ -1,5 +1,5 @@
-"""Fixed cards: workspace not connected, usage help, searching placeholder, database down and
-internal error."""
+"""Fixed cards: workspace not connected, usage help, searching placeholder, database down,
+internal error, and a question that could not be answered in time."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ INTERNAL_ERROR = (
 
 STORE_UNAVAILABLE = (
     "The runbook database is unavailable, so this question was not answered. Try again in a minute."
+)
+
+TIMED_OUT = (
+    "runbook-bot could not answer this question in time, so it was not answered. "
+    "Ask again to get a fresh answer."
 )
 
 
@@ -103,3 +108,14 @@ def render_outsider() -> Card:
         SectionBlock(text=mrkdwn(OUTSIDER)),
     ]
     return build_card(OUTSIDER, blocks)
+
+
+def render_timed_out() -> Card:
+    """A queued question past its deadline (or out of attempts): say so, never stay silent."""
+    return build_card(
+        TIMED_OUT,
+        [
+            HeaderBlock(text="Could not answer in time"),
+            SectionBlock(text=mrkdwn(f":hourglass: {TIMED_OUT}")),
+        ],
+    )

@@ -1,0 +1,37 @@
+"""One answer per job, however often the job runs: a re-run reuses the answer already stored.
+
+The first run stores its answer and links it to the job row; a re-run (its worker died after
+that) loads the same answer instead of asking again, so the card it posts, or finds already
+posted, carries the same answer id and the same buttons.
+"""
+
+from __future__ import annotations
+
+from bot.core.answers_store import Placement
+from bot.core.conversation import Conversation
+from bot.core.jobs import Job, JobQueue
+from rag import AskResult
+
+
+async def answer_for_job(
+    conversation: Conversation,
+    queue: JobQueue,
+    job: Job,
+    tenant: str,
+    question: str,
+    *,
+    service: str | None,
+    placement: Placement,
+) -> AskResult:
+    if job.answer_id is not None and job.tenant_id == tenant:
+        stored = await conversation.answers.load(tenant, job.answer_id)
+        if stored is not None:
+            return stored.result
+    result = await conversation.ask(tenant, question, service=service, placement=placement)
+    linked = await queue.link_answer(job, tenant, str(result.answer_id))
+    if linked != result.answer_id:
+        # Two runs at once (a lease lost to a stalled but living worker): the first link wins.
+        stored = await conversation.answers.load(tenant, linked)
+        if stored is not None:
+            return stored.result
+    return result

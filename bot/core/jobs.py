@@ -1,0 +1,322 @@
+"""The durable work queue: every accepted piece of work is a ``jobs`` row before its ack.
+
+Any surface (Slack events, commands, shortcuts and buttons; later Teams activities and alert
+posts) turns a request into a ``JobRequest``: a handler ``kind``, a JSON ``payload`` of its own
+shape, and a ``dedupe_key`` (its delivery id). The row is inserted in the same transaction as the
+delivery's dedupe claim (``bot.core.dedupe``), on a small intake pool of its own, so an ack
+never waits behind answer work. Workers in every ``runbook serve`` claim rows with a lease that
+their heartbeat extends (``bot.core.job_worker``); when a process dies its lease runs out and
+another replica claims the job again.
+
+Why not pgqueuer or procrastinate: both would do the claiming, but each installs and upgrades
+its own schema with its own tool (``pgq install/upgrade``, ``procrastinate schema --apply``)
+beside our numbered migrations, runs its own worker loop and signal handling next to the
+aiohttp server's drain, and neither knows the two things this queue is about: the deadline that
+ends in a visible "ask again" card, and the answer a job stored, which a re-run must find
+instead of posting twice. Enqueueing in our own transaction needs procrastinate's newest
+``connection=`` or pgqueuer's driver wrapping our connection. What is left is one
+``FOR UPDATE SKIP LOCKED`` claim, a lease and a heartbeat: about a page of SQL, below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg.rows import TupleRow, dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+from bot.core.conversation import storable
+from rag import Settings, Store
+
+logger = logging.getLogger(__name__)
+
+AnyConnection = psycopg.AsyncConnection[TupleRow]
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """Work a surface accepted: ``kind`` names its handler, ``payload`` is the handler's input."""
+
+    kind: str
+    dedupe_key: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed job. ``attempts`` counts claims, this one included: above 1 it is a re-run,
+    and whatever it posts may already be there."""
+
+    job_id: uuid.UUID
+    kind: str
+    payload: dict[str, Any]
+    attempts: int
+    max_attempts: int
+    age_s: float
+    overdue: bool
+    lease_token: uuid.UUID
+    tenant_id: str | None
+    answer_id: str | None
+
+    @property
+    def rerun(self) -> bool:
+        return self.attempts > 1
+
+    @property
+    def exhausted(self) -> bool:
+        return self.attempts > self.max_attempts
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    queued: int
+    running: int
+    dead: int
+    oldest_age_s: float
+
+
+_INSERT = """
+INSERT INTO jobs (job_id, kind, dedupe_key, payload, max_attempts, deadline_at)
+VALUES (%(job_id)s, %(kind)s, %(dedupe_key)s, %(payload)s, %(max_attempts)s,
+        now() + make_interval(secs => %(deadline_s)s))
+ON CONFLICT (dedupe_key) DO NOTHING
+RETURNING job_id
+"""
+
+# The oldest claimable row, skipping rows another worker is claiming this instant.
+_CLAIM = """
+UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = %(worker)s,
+       lease_token = gen_random_uuid(),
+       available_at = now() + make_interval(secs => %(lease_s)s)
+WHERE job_id = (
+    SELECT job_id FROM jobs
+    WHERE state IN ('queued', 'running') AND available_at <= now()
+    ORDER BY available_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING job_id, kind, payload, attempts, max_attempts, tenant_id, answer_id, lease_token,
+          extract(epoch FROM now() - created_at)::float8 AS age_s, deadline_at < now() AS overdue
+"""
+
+_HEARTBEAT = """
+UPDATE jobs SET available_at = now() + make_interval(secs => %(lease_s)s)
+WHERE job_id = %(job_id)s AND lease_token = %(token)s AND state = 'running'
+RETURNING 1
+"""
+
+_FINISH = """
+UPDATE jobs SET state = %(state)s, outcome = %(outcome)s, finished_at = now(),
+       payload = '{}', lease_token = NULL
+WHERE job_id = %(job_id)s AND lease_token = %(token)s
+"""
+
+# Back in line: after a failure (later, by ``delay_s``), or now when a drain gave it up; a
+# drained run was not the job's fault, so it does not count against its attempts.
+_REQUEUE = """
+UPDATE jobs SET state = 'queued', lease_token = NULL, worker = NULL,
+       attempts = attempts - %(refund)s,
+       available_at = now() + make_interval(secs => %(delay_s)s)
+WHERE job_id = %(job_id)s AND lease_token = %(token)s
+"""
+
+_LINK_ANSWER = """
+UPDATE jobs SET tenant_id = %(tenant)s, answer_id = COALESCE(answer_id, %(answer_id)s)
+WHERE job_id = %(job_id)s
+RETURNING answer_id
+"""
+
+_PRUNE = """
+DELETE FROM jobs
+WHERE state IN ('done', 'dead') AND finished_at < now() - make_interval(secs => %(keep_s)s)
+"""
+
+_STATS = """
+SELECT count(*) FILTER (WHERE state = 'queued'),
+       count(*) FILTER (WHERE state = 'running'),
+       count(*) FILTER (WHERE state = 'dead'),
+       COALESCE(extract(epoch FROM now() - min(created_at)
+                FILTER (WHERE state IN ('queued', 'running'))), 0)::float8
+FROM jobs
+"""
+
+
+def storable_json(value: Any) -> Any:
+    """``value`` with every string storable in jsonb (no NUL, no lone surrogate)."""
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, dict):
+        return {storable(str(k)): storable_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable_json(item) for item in value]
+    return value
+
+
+@dataclass
+class _Held:
+    """A claim the database did not take in time; retried until ``until`` (monotonic)."""
+
+    write: Callable[[], Awaitable[object]]
+    until: float
+    key: str
+
+
+@dataclass
+class JobQueue:
+    """The ``jobs`` table. Intake claims have a small pool of their own; the workers'
+    bookkeeping (claims, heartbeats) uses the store's pool, off the ack's path."""
+
+    store: Store
+    intake_pool: AsyncConnectionPool[AnyConnection]
+    settings: Settings
+    worker_name: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    # Set when this process queued a job, so its worker claims it without waiting for a poll.
+    new_work: asyncio.Event = field(default_factory=asyncio.Event)
+    _held: list[_Held] = field(default_factory=list)
+
+    @classmethod
+    async def open(cls, store: Store, settings: Settings) -> JobQueue:
+        """A queue over ``store``'s database with its own intake pool (same server, same URL)."""
+        pool: AsyncConnectionPool[AnyConnection] = AsyncConnectionPool(
+            store.pool.conninfo,
+            min_size=1,
+            max_size=settings.intake_pool_size,
+            # Short on purpose: an intake claim that cannot get a connection at once is held
+            # and retried (see ``hold``), instead of keeping Slack waiting past its 3 s.
+            timeout=settings.intake_timeout_s,
+            kwargs={"autocommit": True},
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+            name="runbook-intake",
+        )
+        await pool.open(wait=True, timeout=30)
+        return cls(store=store, intake_pool=pool, settings=settings)
+
+    async def close(self) -> None:
+        if self._held:
+            logger.error("%d accepted deliveries never reached the database", len(self._held))
+        await self.intake_pool.close()
+
+    @asynccontextmanager
+    async def intake(self) -> AsyncIterator[AnyConnection]:
+        """A connection in a transaction, from the intake pool, for a claim and its job."""
+        async with self.intake_pool.connection() as conn, conn.transaction():
+            yield conn
+
+    async def insert(self, conn: AnyConnection, request: JobRequest) -> bool:
+        """Queue ``request`` inside the caller's transaction; False if its key was queued before."""
+        cur = await conn.execute(
+            _INSERT,
+            {
+                "job_id": uuid.uuid4(),
+                "kind": request.kind,
+                "dedupe_key": request.dedupe_key,
+                "payload": Jsonb(storable_json(request.payload)),
+                "max_attempts": self.settings.job_max_attempts,
+                "deadline_s": self.settings.job_deadline_s,
+            },
+        )
+        return await cur.fetchone() is not None
+
+    def hold(self, write: Callable[[], Awaitable[object]], *, key: str) -> None:
+        """Keep a claim the database could not take; the worker retries ``write`` every tick.
+
+        Failing closed: the delivery was acked, so Slack will not send it again, and it must
+        not be answered now either (a copy on another replica may be claiming it this moment).
+        Once ``write`` succeeds, the job row decides who answers, exactly once.
+        """
+        self._held.append(_Held(write, time.monotonic() + self.settings.job_deadline_s, key))
+
+    @property
+    def held(self) -> int:
+        return len(self._held)
+
+    async def retry_held(self) -> None:
+        still: list[_Held] = []
+        for held in self._held:
+            try:
+                await held.write()
+            except (psycopg.OperationalError, TimeoutError) as exc:
+                if time.monotonic() < held.until:
+                    still.append(held)
+                else:
+                    logger.error("gave up claiming %s: %s", held.key, type(exc).__name__)
+            except psycopg.Error as exc:
+                logger.error(
+                    "claim of %s refused by the database: %s", held.key, type(exc).__name__
+                )
+            else:
+                logger.info("claimed %s after the database came back", held.key)
+        self._held = still
+
+    async def claim(self) -> Job | None:
+        async with self.store.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(
+                _CLAIM, {"worker": self.worker_name, "lease_s": self.settings.job_lease_s}
+            )
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        return Job(
+            job_id=row["job_id"],
+            kind=row["kind"],
+            payload=row["payload"],
+            attempts=row["attempts"],
+            max_attempts=row["max_attempts"],
+            age_s=row["age_s"],
+            overdue=row["overdue"],
+            lease_token=row["lease_token"],
+            tenant_id=row["tenant_id"],
+            answer_id=None if row["answer_id"] is None else str(row["answer_id"]),
+        )
+
+    async def heartbeat(self, job: Job) -> bool:
+        """Extend the lease; False when it was lost (another worker holds the job now)."""
+        params = {"job_id": job.job_id, "token": job.lease_token}
+        async with self.store.pool.connection() as conn:
+            cur = await conn.execute(_HEARTBEAT, {**params, "lease_s": self.settings.job_lease_s})
+            return await cur.fetchone() is not None
+
+    async def finish(self, job: Job, *, dead: bool = False, outcome: str = "") -> None:
+        params = {"job_id": job.job_id, "token": job.lease_token, "outcome": outcome}
+        async with self.store.pool.connection() as conn:
+            await conn.execute(_FINISH, {**params, "state": "dead" if dead else "done"})
+
+    async def requeue(self, job: Job, *, delay_s: float, refund: bool = False) -> None:
+        params = {"job_id": job.job_id, "token": job.lease_token, "delay_s": delay_s}
+        async with self.store.pool.connection() as conn:
+            await conn.execute(_REQUEUE, {**params, "refund": int(refund)})
+
+    async def link_answer(self, job: Job, tenant: str, answer_id: str) -> str:
+        """Record the answer ``job`` stored; returns the linked one (an earlier run's, if any)."""
+        async with self.store.pool.connection() as conn:
+            cur = await conn.execute(
+                _LINK_ANSWER,
+                {"job_id": job.job_id, "tenant": tenant, "answer_id": uuid.UUID(answer_id)},
+            )
+            row = await cur.fetchone()
+        return answer_id if row is None else str(row[0])
+
+    async def prune(self) -> int:
+        """Delete finished jobs older than the retention window; returns how many."""
+        keep_s = self.settings.job_retention_h * 3600
+        async with self.store.pool.connection() as conn:
+            cur = await conn.execute(_PRUNE, {"keep_s": keep_s})
+            return cur.rowcount
+
+    async def stats(self) -> QueueStats:
+        async with self.store.pool.connection() as conn:
+            cur = await conn.execute(_STATS)
+            row = await cur.fetchone()
+        assert row is not None  # an aggregate always returns a row
+        return QueueStats(queued=row[0], running=row[1], dead=row[2], oldest_age_s=row[3])
