@@ -7,14 +7,15 @@ from dataclasses import dataclass
 
 from cachetools import TTLCache
 
-from rag.retrieve import ScopeHints
+from rag.rank import ScopeHints
 from rag.store import Store
+from rag.terms import name_parts, question_terms
 
 # Shorter names ("db", "api") match too much ordinary prose to be a useful signal.
 _MIN_NAME_LENGTH = 4
 
 _TENANT_DOCUMENTS = """
-SELECT document_id, service, embedding_model
+SELECT document_id, title, service, embedding_model
 FROM documents WHERE tenant_id = %(tenant)s AND NOT superseded
 """
 
@@ -29,6 +30,9 @@ class TenantCatalog:
     documents: dict[str, str]
     embedding_models: frozenset[str]
     chunk_count: int
+    # Each multi-word name (``etcdNoLeader`` -> etcd, no, leader) with its document, for
+    # questions that name an alert in words.
+    worded_names: tuple[tuple[frozenset[str], str], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -41,7 +45,17 @@ class TenantCatalog:
         documents = frozenset(
             document_id for name, document_id in self.documents.items() if _mentions(lowered, name)
         )
-        return ScopeHints(services=services, documents=documents)
+        words = set(question_terms(question))
+        loose = frozenset(
+            document_id
+            for parts, document_id in self.worded_names
+            if parts <= words and document_id not in documents
+        )
+        return ScopeHints(services=services, documents=documents, loose_documents=loose)
+
+    def names(self) -> frozenset[str]:
+        """Every runbook name and title of the tenant, lowercased."""
+        return frozenset(self.documents)
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -72,14 +86,23 @@ class CatalogCache:
         services: set[str] = set()
         documents: dict[str, str] = {}
         models: set[str] = set()
-        for document_id, service, model in rows:
+        worded: dict[frozenset[str], str] = {}
+        for document_id, title, service, model in rows:
             if service:
                 services.add(service)
             models.add(model)
             documents[document_id.lower()] = document_id
-            documents.setdefault(document_id.rsplit("/", 1)[-1].lower(), document_id)
+            for name in (document_id.rsplit("/", 1)[-1], title):
+                documents.setdefault(name.lower(), document_id)
+                parts = name_parts(name)
+                if len(parts) >= 2:
+                    worded.setdefault(parts, document_id)
         catalog = TenantCatalog(
-            frozenset(services), documents, frozenset(models), counted[0] if counted else 0
+            frozenset(services),
+            documents,
+            frozenset(models),
+            counted[0] if counted else 0,
+            tuple(worded.items()),
         )
         self._cache[tenant] = catalog
         return catalog

@@ -24,6 +24,9 @@ class Evidence:
     keyword_rank: int | None
     score: float
     hit_reasons: tuple[str, ...] = ()
+    # The chunk's BM25 score and the question lexemes it holds (Postgres `english` lexemes).
+    bm25: float = 0.0
+    matched_terms: tuple[str, ...] = ()
 
     @property
     def section(self) -> str:
