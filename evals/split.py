@@ -3,7 +3,8 @@
 Rows are grouped by (tenant, kind, answerable or abstain); inside each group they are ordered by
 the SHA-256 of their id and the first 55 % (rounded, at least one) go to dev, the rest to test.
 So every group with two or more rows is in both splits, a row never moves between splits when
-other rows are added to another group, and re-running gives the same files byte for byte.
+other rows are added to another group, and re-running gives the same files byte for byte. A row
+added to a group can push an existing dev row of that group into test; see README ("Adding rows").
 
     sources/runbooks.jsonl  -> public/dev.jsonl, public/test.jsonl
     sources/alerts.jsonl    -> public/alerts-dev.jsonl, public/alerts-test.jsonl
