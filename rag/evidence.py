@@ -28,6 +28,10 @@ class Evidence:
     bm25: float = 0.0
     matched_terms: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Stored answers come back from JSON with lists; keep the type hashable and comparable.
+        object.__setattr__(self, "matched_terms", tuple(self.matched_terms))
+
     @property
     def section(self) -> str:
         return " › ".join(self.heading_path) if self.heading_path else self.title

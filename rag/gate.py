@@ -108,10 +108,13 @@ def features(
     top = evidence[:_DEPTH]
     best_cosine = max((e.cosine for e in top), default=-1.0)
     neighbours = [e.cosine for e in evidence if e.vector_rank is not None]
-    typical = statistics.median(neighbours) if neighbours else best_cosine
+    typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
     idf = _idf(candidates)
-    total = sum(idf.values())
-    unknown = sum(w for lexeme, w in idf.items() if candidates.term_df.get(lexeme, 0) == 0)
+    unknown = [lexeme for lexeme, df in candidates.term_df.items() if df == 0]
+    # A word the tenant never uses weighs what a typical known word of the question weighs:
+    # as rare as can be would let one typo or plural ("502s") outweigh the rest.
+    typical_idf = sum(idf.values()) / len(idf) if idf else 1.0
+    total = sum(idf.values()) + typical_idf * len(unknown)
     coverage = 0.0
     if total:
         for item in top[:_COVERAGE_DEPTH]:
@@ -119,9 +122,9 @@ def features(
             coverage = max(coverage, held / total)
     return {
         "best_cosine": best_cosine,
-        "cosine_margin": best_cosine - typical,
+        "cosine_margin": best_cosine - typical_cosine,
         "idf_coverage": coverage,
-        "unknown_share": unknown / total if total else 1.0,
+        "unknown_share": typical_idf * len(unknown) / total if total else 1.0,
         "unknown_name": float(_unknown_name(question, candidates, names, alert_name)),
         "named": float(any(r.startswith("named:") for e in top for r in e.hit_reasons)),
         "agreement": float(_agree(evidence)),
@@ -152,12 +155,12 @@ def decide(
 
 
 def _idf(candidates: Candidates) -> dict[str, float]:
-    """BM25 idf of each question lexeme in this tenant; unseen words weigh as much as a word
-    that only one chunk could hold."""
+    """BM25 idf of each question lexeme the tenant uses."""
     n = max(candidates.tenant_chunks, 1)
     return {
         lexeme: math.log(1 + (n - df + 0.5) / (df + 0.5))
         for lexeme, df in candidates.term_df.items()
+        if df > 0
     }
 
 

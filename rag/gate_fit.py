@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag.gate_fit", description=__doc__)
     parser.add_argument("golden", type=Path, nargs="+", help="dev golden files (JSONL)")
     parser.add_argument("--output", type=Path, default=Path("rag/gate_model.json"))
-    parser.add_argument("--min-coverage", type=float, default=0.93)
+    parser.add_argument("--min-coverage", type=float, default=0.97)
     parser.add_argument("--ranking", action="store_true", help="also search the fusion weights")
     return asyncio.run(_main(parser.parse_args(argv)))
 

@@ -32,18 +32,18 @@ _FIRST = 1.0 / (RRF_K + 1)
 class RankWeights:
     """Fusion weights, in units of "a first place in one list" (1 / (RRF_K + 1))."""
 
-    vector: float = 1.0
-    keyword: float = 1.0
+    vector: float = 2.0
+    keyword: float = 1.2
     # A scope hint (a service the channel or question names) reorders near ties only.
     service: float = 1.0
-    exact_name: float = 3.0
-    loose_name: float = 1.0
-    intent: float = 0.5
+    exact_name: float = 1.0
+    loose_name: float = 0.5
+    intent: float = 0.25
     # Share of the rest of the document's best other chunk added to a chunk.
-    document: float = 0.3
+    document: float = 0.15
     # What a section is worth when the question does not say what it wants: an on-call
     # engineer describing a symptom wants the steps more often than the explanation.
-    mitigation: float = 0.5
+    mitigation: float = 0.3
     diagnosis: float = 0.3
     meaning: float = 0.0
     impact: float = -0.3
@@ -97,7 +97,8 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\b(check|find|which|why|cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
             r"troubleshoot\w*|identify|confirm|look at|see|verify|logs?|what(?:'s| is) wrong|"
-            r"where (?:do|should|can) (?:i|we) (?:look|start)|where to (?:look|start)|tell which)\b",
+            r"where (?:do|should|can) (?:i|we) (?:look|start)|where to (?:look|start)|"
+            r"tell which)\b",
             re.I,
         ),
         re.compile(r"diagnos|troubleshoot|investigat|debug|check|verif|identif", re.I),

@@ -135,7 +135,7 @@ class RagService:
         # An alert post is searched by its name and summary, not its labels and formatting.
         alert = parse_alert(question)
         query = alert.search_text() if alert else question
-        hints = catalog.hints_in(query)
+        hints = catalog.hints_in(query, alert.name if alert else None)
         if service:
             hints = replace(hints, services=hints.services | {service})
         started = time.perf_counter()
