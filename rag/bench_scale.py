@@ -34,7 +34,8 @@ from rag.bench_synthetic import (
     size_label,
 )
 from rag.errors import ConfigurationError
-from rag.retrieve import _HYBRID, RRF_K, ScopeHints, search
+from rag.rank import RRF_K, ScopeHints
+from rag.retrieve import _HYBRID, BM25_PARAMS, search
 from rag.runtime import open_store
 from rag.service import _CANDIDATES_PER_RETRIEVER
 from rag.settings import Settings
@@ -306,6 +307,7 @@ async def run_hybrid(store: Store, query: Query, *, exact: bool, candidates: int
         tenant=query.tenant,
         question=query.question,
         embedding=query.vector,
+        model=_model_of(query),
         service=None,
         candidates=candidates,
         hints=ScopeHints(),
@@ -342,6 +344,8 @@ async def run_hybrid_sql(
         "tenant": query.tenant,
         "question": query.question,
         "embedding": query.vector,
+        "model": _model_of(query),
+        **BM25_PARAMS,
         "service": None,
         "candidates": candidates,
         "common": common,
@@ -409,6 +413,8 @@ async def explain_hybrid(store: Store, query: Query, *, exact: bool, candidates:
         "tenant": query.tenant,
         "question": query.question,
         "embedding": query.vector,
+        "model": _model_of(query),
+        **BM25_PARAMS,
         "service": None,
         "candidates": candidates,
     }
@@ -667,3 +673,8 @@ def corpus_description() -> str:
         f"vector; chunks add Gaussian noise of norm ≈{synthetic.CHUNK_NOISE}, queries "
         f"≈{synthetic.QUERY_NOISE} around one of the tenant's topic centres; all normalised"
     )
+
+
+def _model_of(query: Query) -> str:
+    """The embedding model id the synthetic corpus stores for vectors like ``query``'s."""
+    return SyntheticSpec(chunks=0, tenants=0, dim=int(query.vector.shape[0])).embedding_model

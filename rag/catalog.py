@@ -7,14 +7,15 @@ from dataclasses import dataclass
 
 from cachetools import TTLCache
 
-from rag.retrieve import ScopeHints
+from rag.rank import ScopeHints
 from rag.store import Store
+from rag.terms import name_parts, question_terms
 
 # Shorter names ("db", "api") match too much ordinary prose to be a useful signal.
 _MIN_NAME_LENGTH = 4
 
 _TENANT_DOCUMENTS = """
-SELECT document_id, service, embedding_model
+SELECT document_id, title, service, embedding_model
 FROM documents WHERE tenant_id = %(tenant)s AND NOT superseded
 """
 
@@ -29,19 +30,43 @@ class TenantCatalog:
     documents: dict[str, str]
     embedding_models: frozenset[str]
     chunk_count: int
+    # Each multi-word name (``etcdNoLeader`` -> etcd, no, leader) with its document, for
+    # questions that name an alert in words.
+    worded_names: tuple[tuple[frozenset[str], str], ...] = ()
+    # The lowercased names of ``documents`` that are two words or more.
+    distinctive: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
         return not self.embedding_models
 
-    def hints_in(self, question: str) -> ScopeHints:
-        """Services and documents the question names verbatim (``KubePodCrashLooping``)."""
+    def hints_in(self, question: str, alert_name: str | None = None) -> ScopeHints:
+        """Services and documents the question names verbatim (``KubePodCrashLooping``).
+
+        Only distinctive names count (two words or more: ``redis-evictions``, ``etcdNoLeader``);
+        a runbook called ``postgres`` is not named by every question that says "postgres". An
+        alert's own name counts whatever its shape (``Watchdog``).
+        """
         lowered = question.lower()
         services = frozenset(s for s in self.services if _mentions(lowered, s.lower()))
-        documents = frozenset(
-            document_id for name, document_id in self.documents.items() if _mentions(lowered, name)
+        documents = {
+            document_id
+            for name, document_id in self.documents.items()
+            if name in self.distinctive and _mentions(lowered, name)
+        }
+        if alert_name is not None and alert_name.lower() in self.documents:
+            documents.add(self.documents[alert_name.lower()])
+        words = set(question_terms(question))
+        loose = frozenset(
+            document_id
+            for parts, document_id in self.worded_names
+            if parts <= words and document_id not in documents
         )
-        return ScopeHints(services=services, documents=documents)
+        return ScopeHints(services=services, documents=frozenset(documents), loose_documents=loose)
+
+    def names(self) -> frozenset[str]:
+        """Every runbook name and title of the tenant, lowercased."""
+        return frozenset(self.documents)
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -72,14 +97,27 @@ class CatalogCache:
         services: set[str] = set()
         documents: dict[str, str] = {}
         models: set[str] = set()
-        for document_id, service, model in rows:
+        worded: dict[frozenset[str], str] = {}
+        distinctive: set[str] = set()
+        for document_id, title, service, model in rows:
             if service:
                 services.add(service)
             models.add(model)
             documents[document_id.lower()] = document_id
-            documents.setdefault(document_id.rsplit("/", 1)[-1].lower(), document_id)
+            distinctive.add(document_id.lower())
+            for name in (document_id.rsplit("/", 1)[-1], title):
+                documents.setdefault(name.lower(), document_id)
+                parts = name_parts(name)
+                if len(parts) >= 2:
+                    worded.setdefault(parts, document_id)
+                    distinctive.add(name.lower())
         catalog = TenantCatalog(
-            frozenset(services), documents, frozenset(models), counted[0] if counted else 0
+            frozenset(services),
+            documents,
+            frozenset(models),
+            counted[0] if counted else 0,
+            tuple(worded.items()),
+            frozenset(distinctive),
         )
         self._cache[tenant] = catalog
         return catalog

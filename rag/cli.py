@@ -65,6 +65,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ev.add_argument("--golden", type=Path, required=True)
     ev.add_argument("--k", type=int, default=5)
     ev.add_argument("--json", action="store_true")
+    ev.add_argument(
+        "--answers",
+        action="store_true",
+        help="also run the full answer path and score its citations",
+    )
 
     workspace = commands.add_parser("workspace", help="map chat workspaces to tenants")
     ws = workspace.add_subparsers(dest="action", required=True)
@@ -248,7 +253,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
 async def _eval(args: argparse.Namespace, settings: Settings) -> int:
     questions = load_golden(args.golden)
     async with open_runtime(settings) as runtime:
-        report = await evaluate(runtime.service, questions, k=args.k)
+        report = await evaluate(runtime.service, questions, k=args.k, answers=args.answers)
     if args.json:
         print(json.dumps(report))
     else:

@@ -1,4 +1,8 @@
-"""``runbook eval``: golden questions through retrieval and the gate, scored (no model needed)."""
+"""``runbook eval``: golden questions through retrieval and the gate, scored (no model needed).
+
+With ``answers`` every answerable question also goes through ``RagService.ask`` (the configured
+answerer and citation verification), and the citations are scored against the gold labels.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from rag.answers import AskResult
 from rag.errors import ConfigurationError
 from rag.evidence import Evidence
-from rag.service import RagService
+from rag.service import RagService, Retrieval
 
 
 class Target(BaseModel):
@@ -66,62 +71,107 @@ def load_golden(path: Path) -> list[GoldenQuestion]:
 
 
 async def evaluate(
-    service: RagService, questions: list[GoldenQuestion], *, k: int
+    service: RagService, questions: list[GoldenQuestion], *, k: int, answers: bool = False
 ) -> dict[str, Any]:
+    """Score retrieval and the gate; with ``answers``, also the full answer path's citations."""
     per_question: list[dict[str, Any]] = []
-    hits = 0
-    reciprocal_ranks = 0.0
-    abstain_correct = 0
-    covered = 0
     retrieve_ms: list[float] = []
     for golden in questions:
         retrieval = await service.retrieve(
             golden.tenant, service.check_question(golden.question), service=golden.service
         )
         retrieve_ms.append(retrieval.timings_ms["retrieve"])
-        abstained = retrieval.gate.reason is not None
-        top = retrieval.candidates.evidence[:k]
-        entry: dict[str, Any] = {
-            "id": golden.id,
-            "tenant": golden.tenant,
-            "abstained": abstained,
-            "gate_reason": retrieval.gate.reason,
-            "best_cosine": round(retrieval.gate.best_cosine, 4),
-            "term_coverage": round(retrieval.gate.term_coverage, 3),
-            "top": [e.document_id + " › " + " › ".join(e.heading_path[1:]) for e in top[:3]],
-        }
-        if golden.expect == "abstain":
-            entry["expect"] = "abstain"
-            entry["correct"] = abstained
-            abstain_correct += abstained
-        else:
-            rank = next(
-                (
-                    i
-                    for i, e in enumerate(top, start=1)
-                    if any(t.matches(e) for t in golden.targets())
-                ),
-                None,
-            )
-            entry["rank"] = rank
-            entry["correct"] = rank is not None and not abstained
-            hits += rank is not None
-            reciprocal_ranks += 1.0 / rank if rank else 0.0
-            covered += not abstained
+        entry = _score_retrieval(golden, retrieval, k)
+        if answers and golden.expect != "abstain":
+            result = await service.ask(golden.tenant, golden.question, service=golden.service)
+            entry.update(_score_answer(golden, result))
         per_question.append(entry)
-    n_answerable = sum(1 for q in questions if q.expect != "abstain")
-    n_abstain = len(questions) - n_answerable
     return {
-        "recall_at_k": _ratio(hits, n_answerable),
-        "mrr": _ratio(reciprocal_ranks, n_answerable),
-        "abstain_accuracy": _ratio(abstain_correct, n_abstain),
-        "answer_coverage": _ratio(covered, n_answerable),
-        "n_answerable": n_answerable,
-        "n_abstain": n_abstain,
+        **_summary(questions, per_question, answers),
         "k": k,
         "retrieval_ms": _percentiles(retrieve_ms),
         "per_question": per_question,
     }
+
+
+def _score_retrieval(golden: GoldenQuestion, retrieval: Retrieval, k: int) -> dict[str, Any]:
+    abstained = retrieval.gate.reason is not None
+    top = retrieval.candidates.evidence[:k]
+    entry: dict[str, Any] = {
+        "id": golden.id,
+        "tenant": golden.tenant,
+        "abstained": abstained,
+        "gate_reason": retrieval.gate.reason,
+        "best_cosine": round(retrieval.gate.best_cosine, 4),
+        "term_coverage": round(retrieval.gate.term_coverage, 3),
+        "answer_probability": round(retrieval.gate.probability, 4),
+        "gate_features": {name: round(v, 4) for name, v in retrieval.gate.features},
+        "top": [e.document_id + " › " + " › ".join(e.heading_path[1:]) for e in top[:3]],
+    }
+    if retrieval.alert is not None:
+        entry["alert"] = retrieval.alert.name
+    if golden.expect == "abstain":
+        entry["expect"] = "abstain"
+        entry["correct"] = abstained
+        return entry
+    targets = golden.targets()
+    rank = next((i for i, e in enumerate(top, start=1) if any(t.matches(e) for t in targets)), None)
+    documents = {t.document for t in targets}
+    entry["rank"] = rank
+    entry["document_rank"] = next(
+        (i for i, e in enumerate(top, start=1) if e.document_id in documents), None
+    )
+    entry["correct"] = rank is not None and not abstained
+    return entry
+
+
+def _score_answer(golden: GoldenQuestion, result: AskResult) -> dict[str, Any]:
+    targets = golden.targets()
+    documents = {t.document for t in targets}
+    cited = [c.evidence for c in result.citations]
+    return {
+        "answered": result.status == "answered",
+        "first_citation_in_gold_document": bool(cited) and cited[0].document_id in documents,
+        "citation_in_gold_section": any(t.matches(e) for e in cited for t in targets),
+    }
+
+
+def _summary(
+    questions: list[GoldenQuestion], entries: list[dict[str, Any]], answers: bool
+) -> dict[str, Any]:
+    answerable = [e for e in entries if e.get("expect") != "abstain"]
+    unanswerable = [e for e in entries if e.get("expect") == "abstain"]
+    abstentions = [e for e in entries if e["abstained"]]
+    right_abstentions = sum(1 for e in unanswerable if e["abstained"])
+    summary: dict[str, Any] = {
+        "recall_at_k": _ratio(sum(e["rank"] is not None for e in answerable), len(answerable)),
+        "mrr": _ratio(sum(1.0 / e["rank"] for e in answerable if e["rank"]), len(answerable)),
+        "abstain_accuracy": _ratio(right_abstentions, len(unanswerable)),
+        "answer_coverage": _ratio(sum(not e["abstained"] for e in answerable), len(answerable)),
+        "n_answerable": len(answerable),
+        "n_abstain": len(unanswerable),
+        "document_recall_at_k": _ratio(
+            sum(e["document_rank"] is not None for e in answerable), len(answerable)
+        ),
+        "document_mrr": _ratio(
+            sum(1.0 / e["document_rank"] for e in answerable if e["document_rank"]),
+            len(answerable),
+        ),
+        # Abstaining is the positive class: how often an abstention was right, and how many of
+        # the questions that should abstain did.
+        "abstain_precision": _ratio(right_abstentions, len(abstentions)),
+        "abstain_recall": _ratio(right_abstentions, len(unanswerable)),
+    }
+    if answers:
+        answered = [e for e in answerable if e.get("answered")]
+        summary["n_answered"] = len(answered)
+        summary["first_citation_in_gold_document"] = _ratio(
+            sum(e["first_citation_in_gold_document"] for e in answered), len(answered)
+        )
+        summary["citation_in_gold_section"] = _ratio(
+            sum(e["citation_in_gold_section"] for e in answered), len(answered)
+        )
+    return summary
 
 
 def _ratio(part: float, whole: int) -> float:

@@ -24,6 +24,13 @@ class Evidence:
     keyword_rank: int | None
     score: float
     hit_reasons: tuple[str, ...] = ()
+    # The chunk's BM25 score and the question lexemes it holds (Postgres `english` lexemes).
+    bm25: float = 0.0
+    matched_terms: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Stored answers come back from JSON with lists; keep the type hashable and comparable.
+        object.__setattr__(self, "matched_terms", tuple(self.matched_terms))
 
     @property
     def section(self) -> str:

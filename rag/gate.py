@@ -1,29 +1,88 @@
-"""The gate before any model call: abstain deterministically when the evidence is weak.
+"""The gate before any model call: a calibrated estimate that the tenant's runbooks answer this.
 
-Two signals, calibrated on ``evals/golden.jsonl`` (see README, "How the gate was calibrated"):
-the best cosine similarity of the question to a retrieved chunk, and how much of the
-question's own vocabulary the best few chunks contain. MiniLM gives unrelated runbook prose a
-cosine of 0.2-0.45 with almost any incident question, so in that band only term overlap tells
-"about this" from "about incidents in general".
+A small logistic model over features that are normalised by the tenant's own corpus, so that
+what it learned on the dev collections carries over to runbooks it never saw (README, "How the
+gate was calibrated"):
+
+- ``best_cosine`` and ``cosine_margin`` — how close the best chunk is, and how far it stands
+  out from the question's typical neighbours in this tenant (MiniLM gives unrelated runbook
+  prose 0.2-0.45 with almost any incident question, so the margin says more than the level);
+- ``idf_coverage`` — the share of the question's BM25 weight that one top chunk holds;
+- ``unknown_share`` — the share of that weight in words this tenant never uses ("patroni"
+  asked of a Kubernetes tenant);
+- ``unknown_name`` — an alert or identifier (``CamelCase``, ``snake_case``) the tenant never
+  mentions;
+- ``named`` — a runbook named exactly is among the top five;
+- ``agreement`` — the best runbook is in both retrievers' top five.
+
+Coefficients live in ``rag/gate_model.json`` with the embedding model they were fitted for;
+``python -m rag.gate_fit`` refits them on the dev split. ``RUNBOOK_ANSWER_THRESHOLD`` moves the
+operating point.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+import re
+import statistics
+from collections.abc import Collection
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
+from rag.errors import ConfigurationError
 from rag.evidence import Evidence
-from rag.terms import question_terms
+from rag.retrieve import Candidates
+from rag.terms import identifiers
 
-# How many of the best chunks may supply the question's terms.
-_COVERAGE_DEPTH = 5
+FEATURES = (
+    "best_cosine",
+    "cosine_margin",
+    "idf_coverage",
+    "unknown_share",
+    "unknown_name",
+    "named",
+    "agreement",
+)
+# How many of the best chunks the features look at.
+_DEPTH = 5
+_COVERAGE_DEPTH = 3
+# Names with an inner capital (``KubePodCrashLooping``) name one thing; hyphenated and numbered
+# tokens are usually instances (``web-5d8f9``), and the parser splits snake_case anyway.
+_NAME = re.compile(r"^[A-Za-z]+[a-z][A-Z][A-Za-z]*$")
+# A stemmer trims at most a few letters off a name's end ("...Looping" -> "...loop").
+_STEM_SLACK = 3
 
 
 @dataclass(frozen=True)
-class GateThresholds:
-    min_cosine: float
-    confident_cosine: float
-    min_term_coverage: float
+class GateModel:
+    embedding_model: str
+    coefficients: dict[str, float]
+    intercept: float
+    threshold: float
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> GateModel:
+        try:
+            if path is None:
+                text = resources.files("rag").joinpath("gate_model.json").read_text("utf-8")
+            else:
+                text = path.read_text(encoding="utf-8")
+            data = json.loads(text)
+            coefficients = {name: float(data["coefficients"][name]) for name in FEATURES}
+            return cls(
+                str(data["embedding_model"]),
+                coefficients,
+                float(data["intercept"]),
+                float(data["threshold"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigurationError(f"cannot read the gate model: {exc}") from exc
+
+    def probability(self, features: dict[str, float]) -> float:
+        z = self.intercept + sum(self.coefficients[n] * features[n] for n in FEATURES)
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 @dataclass(frozen=True)
@@ -33,28 +92,105 @@ class Gate:
     reason: str | None
     best_cosine: float
     term_coverage: float
+    probability: float = 0.0
+    features: tuple[tuple[str, float], ...] = ()
 
 
-def term_coverage(question: str, evidence: Sequence[Evidence]) -> float:
-    """The largest weighted share of the question's terms that one top chunk contains."""
-    wanted = question_terms(question)
-    total = sum(wanted.values())
-    if not total:
-        return 0.0
-    best = 0.0
-    for item in evidence[:_COVERAGE_DEPTH]:
-        present = question_terms(f"{item.title} {' '.join(item.heading_path)} {item.content}")
-        best = max(best, sum(w for term, w in wanted.items() if term in present) / total)
-    return best
+def features(
+    question: str,
+    candidates: Candidates,
+    *,
+    names: Collection[str],
+    alert_name: str | None = None,
+) -> dict[str, float]:
+    """The gate's inputs for one retrieval; ``names`` are the tenant's runbook names, lowercased."""
+    evidence = candidates.evidence
+    top = evidence[:_DEPTH]
+    best_cosine = max((e.cosine for e in top), default=-1.0)
+    neighbours = [e.cosine for e in evidence if e.vector_rank is not None]
+    typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
+    idf = _idf(candidates)
+    unknown = [lexeme for lexeme, df in candidates.term_df.items() if df == 0]
+    # A word the tenant never uses weighs what a typical known word of the question weighs:
+    # as rare as can be would let one typo or plural ("502s") outweigh the rest.
+    typical_idf = sum(idf.values()) / len(idf) if idf else 1.0
+    total = sum(idf.values()) + typical_idf * len(unknown)
+    coverage = 0.0
+    if total:
+        for item in top[:_COVERAGE_DEPTH]:
+            held = sum(idf.get(lexeme, 0.0) for lexeme in set(item.matched_terms))
+            coverage = max(coverage, held / total)
+    return {
+        "best_cosine": best_cosine,
+        "cosine_margin": best_cosine - typical_cosine,
+        "idf_coverage": coverage,
+        "unknown_share": typical_idf * len(unknown) / total if total else 1.0,
+        "unknown_name": float(_unknown_name(question, candidates, names, alert_name)),
+        "named": float(any(r.startswith("named:") for e in top for r in e.hit_reasons)),
+        "agreement": float(_agree(evidence)),
+    }
 
 
-def decide(question: str, evidence: Sequence[Evidence], thresholds: GateThresholds) -> Gate:
-    if not evidence:
+def decide(
+    question: str,
+    candidates: Candidates,
+    model: GateModel,
+    *,
+    threshold: float,
+    names: Collection[str],
+    alert_name: str | None = None,
+) -> Gate:
+    if not candidates.evidence:
         return Gate("no_evidence", -1.0, 0.0)
-    best_cosine = max(e.cosine for e in evidence)
-    coverage = term_coverage(question, evidence)
-    if best_cosine < thresholds.min_cosine:
-        return Gate("low_confidence", best_cosine, coverage)
-    if best_cosine < thresholds.confident_cosine and coverage < thresholds.min_term_coverage:
-        return Gate("low_confidence", best_cosine, coverage)
-    return Gate(None, best_cosine, coverage)
+    found = features(question, candidates, names=names, alert_name=alert_name)
+    probability = model.probability(found)
+    reason = None if probability >= threshold else "low_confidence"
+    return Gate(
+        reason,
+        found["best_cosine"],
+        found["idf_coverage"],
+        probability,
+        tuple(found.items()),
+    )
+
+
+def _idf(candidates: Candidates) -> dict[str, float]:
+    """BM25 idf of each question lexeme the tenant uses."""
+    n = max(candidates.tenant_chunks, 1)
+    return {
+        lexeme: math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for lexeme, df in candidates.term_df.items()
+        if df > 0
+    }
+
+
+def _unknown_name(
+    question: str, candidates: Candidates, names: Collection[str], alert_name: str | None
+) -> bool:
+    wanted = [alert_name] if alert_name else [t for t in identifiers(question) if _NAME.match(t)]
+    for name in wanted:
+        lowered = name.lower()
+        if lowered in names:
+            continue
+        # The english parser keeps a CamelCase name as one lowercase, stemmed lexeme.
+        stems = [
+            df
+            for lexeme, df in candidates.term_df.items()
+            if lowered.startswith(lexeme) and len(lexeme) >= len(lowered) - _STEM_SLACK
+        ]
+        if stems and max(stems) == 0:
+            return True
+    return False
+
+
+def _agree(evidence: tuple[Evidence, ...]) -> bool:
+    if not evidence:
+        return False
+    document = evidence[0].document_id
+    by_vector = {
+        e.document_id for e in evidence if e.vector_rank is not None and e.vector_rank <= 5
+    }
+    by_keyword = {
+        e.document_id for e in evidence if e.keyword_rank is not None and e.keyword_rank <= 5
+    }
+    return document in by_vector and document in by_keyword

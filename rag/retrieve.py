@@ -1,13 +1,16 @@
-"""Hybrid retrieval inside one tenant: pgvector HNSW + Postgres full text, fused with RRF.
+"""Hybrid retrieval inside one tenant: pgvector HNSW + BM25 over Postgres full text.
 
-Both candidate queries carry ``tenant_id = %(tenant)s AND NOT superseded`` in their own WHERE
-clause; nothing is fetched across tenants and filtered afterwards.
+Every query carries ``tenant_id = %(tenant)s AND NOT superseded`` in its own WHERE clause (and
+runs under row-level security); nothing is fetched across tenants and filtered afterwards. The
+keyword half scores with BM25 from the tenant's own statistics (``term_stats``, kept by
+triggers, see ``rag/sql/005_term_statistics.sql``); both halves only see chunks embedded by the
+question's model. ``rag.rank`` fuses the two lists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,19 +18,34 @@ from psycopg import sql
 
 from rag.embedding import Vectors
 from rag.evidence import Evidence
+from rag.rank import RankWeights, ScopeHints, fuse
 from rag.store import Store
 
-# Reciprocal Rank Fusion constant from Cormack et al.; 60 is the value the literature and
-# pgvector's own hybrid example use.
-RRF_K = 60
-# A scope hint adds what a first place in a third ranked list would: enough to reorder near
-# ties, never enough to lift a chunk that neither retriever found.
-HINT_BOOST = 1.0 / (RRF_K + 1)
+__all__ = ["Candidates", "ScopeHints", "cap_per_document", "search"]
+
+# Okapi BM25's usual constants (k1, b); a heading or title holding a term counts it once more.
+BM25_PARAMS = {"k1": 1.2, "b": 0.75, "heading_weight": 1.0}
 
 _HYBRID = """
-WITH keyword_query AS (
-    SELECT tsquery_or_agg(plainto_tsquery('simple', t.lexeme)) AS q
-    FROM unnest(to_tsvector('english', %(question)s)) AS t
+WITH totals AS (
+    SELECT chunks AS n, greatest(total_length::float8 / greatest(chunks, 1), 1.0) AS avg_length
+    FROM tenant_text_stats WHERE tenant_id = %(tenant)s
+),
+question_terms AS (
+    SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(question)s))
+    WHERE strpos(lexeme, E'\\\\') = 0
+),
+terms AS (
+    -- Okapi BM25 inverse document frequency over the tenant's current chunks.
+    SELECT q.lexeme, quote_literal(q.lexeme)::tsquery AS anywhere,
+           (quote_literal(q.lexeme) || ':AB')::tsquery AS in_heading,
+           ln(1 + (totals.n - s.df + 0.5) / (s.df + 0.5)) AS idf
+    FROM question_terms AS q
+    JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme AND s.df > 0
+    CROSS JOIN totals
+),
+keyword_query AS (
+    SELECT tsquery_or_agg(anywhere) AS q FROM terms
 ),
 vector_hits AS (
     SELECT chunk_id, row_number() OVER (ORDER BY distance, chunk_id) AS rank
@@ -35,24 +53,36 @@ vector_hits AS (
         SELECT chunk_id, embedding::vector({dim}) <=> %(embedding)s::vector({dim}) AS distance
         FROM chunks
         WHERE tenant_id = %(tenant)s AND NOT superseded AND embedding_dim = {dim}
+          AND embedding_model = %(model)s
           AND (%(service)s::text IS NULL OR service = %(service)s::text)
         ORDER BY embedding::vector({dim}) <=> %(embedding)s::vector({dim})
         LIMIT %(candidates)s
     ) AS nearest
 ),
+keyword_scored AS (
+    -- BM25 with binary term frequency (a lexeme's presence, counted again when a title or
+    -- heading holds it) and the tenant's own average chunk length.
+    SELECT c.chunk_id,
+           (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(c.tsv) / totals.avg_length))
+           * (SELECT sum(t.idf * (1 + %(heading_weight)s * (c.tsv @@ t.in_heading)::int))
+              FROM terms AS t WHERE c.tsv @@ t.anywhere) AS bm25
+    FROM chunks AS c, keyword_query, totals
+    WHERE c.tenant_id = %(tenant)s AND NOT c.superseded AND c.embedding_dim = {dim}
+      AND c.embedding_model = %(model)s
+      AND (%(service)s::text IS NULL OR c.service = %(service)s::text)
+      AND c.tsv @@ keyword_query.q
+),
 keyword_hits AS (
-    SELECT chunk_id,
-           row_number() OVER (ORDER BY ts_rank_cd(tsv, keyword_query.q) DESC, chunk_id) AS rank
-    FROM chunks, keyword_query
-    WHERE tenant_id = %(tenant)s AND NOT superseded AND embedding_dim = {dim}
-      AND (%(service)s::text IS NULL OR service = %(service)s::text)
-      AND tsv @@ keyword_query.q
-    ORDER BY ts_rank_cd(tsv, keyword_query.q) DESC, chunk_id
+    SELECT chunk_id, bm25, row_number() OVER (ORDER BY bm25 DESC, chunk_id) AS rank
+    FROM keyword_scored
+    ORDER BY bm25 DESC, chunk_id
     LIMIT %(candidates)s
 )
 SELECT c.chunk_id, c.document_id, c.version, d.title, c.heading_path, c.content, d.url, d.owner,
        d.updated, c.service,
        1 - (c.embedding::vector({dim}) <=> %(embedding)s::vector({dim})) AS cosine,
+       coalesce(k.bm25, 0.0) AS bm25,
+       ARRAY(SELECT t.lexeme FROM terms AS t WHERE c.tsv @@ t.anywhere) AS matched,
        v.rank AS vector_rank, k.rank AS keyword_rank
 FROM vector_hits AS v
 FULL OUTER JOIN keyword_hits AS k USING (chunk_id)
@@ -63,29 +93,26 @@ WHERE NOT c.superseded
 """
 
 
-@dataclass(frozen=True)
-class ScopeHints:
-    """Ranking signals: services and documents the question or its channel points at."""
-
-    services: frozenset[str] = frozenset()
-    documents: frozenset[str] = frozenset()
-
-    def reasons_for(self, evidence: Evidence) -> tuple[str, ...]:
-        reasons = []
-        if evidence.service is not None and evidence.service in self.services:
-            reasons.append(f"service:{evidence.service}")
-        if evidence.document_id in self.documents:
-            reasons.append(f"named:{evidence.document_id}")
-        return tuple(reasons)
+# The tenant's document frequency of each of the question's lexemes (0: never used), and each
+# identifier-like token of the question with whether all its lexemes are in the vocabulary.
+_VOCABULARY = """
+SELECT q.lexeme, coalesce(s.df, 0)
+FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(question)s))) AS q
+LEFT JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme
+"""
+_TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)s"
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """Fused candidates, best first, and how many each retriever contributed."""
+    """Fused candidates, best first, how many each retriever contributed, and the tenant's
+    vocabulary statistics for the question's lexemes (the gate reads those)."""
 
     evidence: tuple[Evidence, ...]
     vector_hits: int
     keyword_hits: int
+    term_df: dict[str, int] = field(default_factory=dict)
+    tenant_chunks: int = 0
 
     @property
     def best_cosine(self) -> float:
@@ -98,17 +125,20 @@ async def search(
     tenant: str,
     question: str,
     embedding: Vectors,
+    model: str,
     service: str | None,
     candidates: int,
     hints: ScopeHints,
     exact: bool = False,
     ef_search: int = 100,
+    weights: RankWeights | None = None,
 ) -> Candidates:
     """Run the hybrid query for one tenant (optionally one service) and fuse the ranks.
 
-    ``exact`` scans the tenant's own rows instead of the shared HNSW graph: for a small tenant
-    that is both faster and complete, where the graph would have to be walked far past other
-    tenants' vectors to find k of its own.
+    ``model`` is the embedding model id of ``embedding``: vectors of another model of the same
+    dimension are not comparable and never match. ``exact`` scans the tenant's own rows instead
+    of the shared HNSW graph: for a small tenant that is both faster and complete, where the
+    graph would have to be walked far past other tenants' vectors to find k of its own.
     """
     vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
     query = sql.SQL(_HYBRID).format(dim=sql.Literal(int(vector.shape[0])))
@@ -116,8 +146,10 @@ async def search(
         "tenant": tenant,
         "question": question,
         "embedding": vector,
+        "model": model,
         "service": service,
         "candidates": candidates,
+        **BM25_PARAMS,
     }
     async with store.tenant_reader(tenant) as conn:
         if exact:
@@ -135,28 +167,17 @@ async def search(
             )
         cur = await conn.execute(query, params)
         rows = await cur.fetchall()
-    return fuse([_row_to_evidence(row) for row in rows], hints)
-
-
-def fuse(found: list[Evidence], hints: ScopeHints) -> Candidates:
-    fused = []
-    for item in found:
-        score = 0.0
-        reasons: list[str] = []
-        if item.vector_rank is not None:
-            score += 1.0 / (RRF_K + item.vector_rank)
-            reasons.append(f"vector#{item.vector_rank}")
-        if item.keyword_rank is not None:
-            score += 1.0 / (RRF_K + item.keyword_rank)
-            reasons.append(f"keyword#{item.keyword_rank}")
-        hint_reasons = hints.reasons_for(item)
-        score += HINT_BOOST * len(hint_reasons)
-        fused.append(replace(item, score=score, hit_reasons=(*reasons, *hint_reasons)))
-    fused.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
+        cur = await conn.execute(_VOCABULARY, params)
+        term_df = {str(lexeme): int(df) for lexeme, df in await cur.fetchall()}
+        cur = await conn.execute(_TENANT_SIZE, params)
+        size = await cur.fetchone()
+    fused = fuse([_row_to_evidence(row) for row in rows], hints, question, weights)
     return Candidates(
-        evidence=tuple(fused),
-        vector_hits=sum(1 for e in found if e.vector_rank is not None),
-        keyword_hits=sum(1 for e in found if e.keyword_rank is not None),
+        evidence=fused,
+        vector_hits=sum(1 for e in fused if e.vector_rank is not None),
+        keyword_hits=sum(1 for e in fused if e.keyword_rank is not None),
+        term_df=term_df,
+        tenant_chunks=int(size[0]) if size else 0,
     )
 
 
@@ -184,6 +205,8 @@ def _row_to_evidence(row: Any) -> Evidence:
         updated,
         service,
         cosine,
+        bm25,
+        matched,
         vector_rank,
         keyword_rank,
     ) = row
@@ -202,4 +225,6 @@ def _row_to_evidence(row: Any) -> Evidence:
         vector_rank=vector_rank,
         keyword_rank=keyword_rank,
         score=0.0,
+        bm25=float(bm25),
+        matched_terms=tuple(matched),
     )

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import psycopg
 
+from rag.alerts import Alert, parse_alert
 from rag.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
 from rag.catalog import CatalogCache
 from rag.context import build_context
@@ -26,9 +27,10 @@ from rag.errors import (
     StoreError,
 )
 from rag.evidence import Evidence
-from rag.gate import Gate, GateThresholds, decide
+from rag.gate import Gate, GateModel, decide
 from rag.metrics import RagMetrics
-from rag.retrieve import Candidates, ScopeHints, search
+from rag.rank import RankWeights, ScopeHints
+from rag.retrieve import Candidates, search
 from rag.settings import Settings
 from rag.store import Store
 from rag.trace import TraceRecord, write_trace
@@ -50,6 +52,7 @@ class Retrieval:
     hints: ScopeHints
     fallback_reason: str | None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    alert: Alert | None = None
 
 
 class RagService:
@@ -68,11 +71,20 @@ class RagService:
         self.settings = settings
         self.metrics = metrics or RagMetrics()
         self.catalogs = CatalogCache(store)
-        self.thresholds = GateThresholds(
-            min_cosine=settings.min_cosine,
-            confident_cosine=settings.confident_cosine,
-            min_term_coverage=settings.min_term_coverage,
+        self.gate_model = GateModel.load(settings.gate_model_path)
+        self.answer_threshold = (
+            settings.answer_threshold
+            if settings.answer_threshold is not None
+            else self.gate_model.threshold
         )
+        if self.gate_model.embedding_model != embedder.model_id:
+            logger.warning(
+                "the gate model was fitted for %s, not %s; refit it (python -m rag.gate_fit)",
+                self.gate_model.embedding_model,
+                embedder.model_id,
+            )
+        # Replaced only by the ranking fit (rag.gate_fit), which scores alternatives.
+        self.rank_weights: RankWeights | None = None
 
     async def ask(self, tenant: str, question: str, *, service: str | None = None) -> AskResult:
         started = time.perf_counter()
@@ -120,30 +132,40 @@ class RagService:
                 configured=self.embedder.model_id,
                 stored=sorted(catalog.embedding_models),
             )
-        hints = catalog.hints_in(question)
+        # An alert post is searched by its name and summary, not its labels and formatting.
+        alert = parse_alert(question)
+        query = alert.search_text() if alert else question
+        hints = catalog.hints_in(query, alert.name if alert else None)
         if service:
-            hints = ScopeHints(services=hints.services | {service}, documents=hints.documents)
+            hints = replace(hints, services=hints.services | {service})
         started = time.perf_counter()
-        embedding = (await self.embedder.embed([question]))[0]
+        embedding = (await self.embedder.embed([query]))[0]
         timings["embed"] = _ms_since(started)
         self.metrics.embed_seconds.observe(timings["embed"] / 1000)
 
         started = time.perf_counter()
         fallback_reason = None
         exact = catalog.chunk_count <= self.settings.exact_search_max_chunks
-        candidates = await self._search(tenant, question, embedding, service, hints, exact)
+        candidates = await self._search(tenant, query, embedding, service, hints, exact)
         if service is not None:
             if not candidates.evidence:
                 fallback_reason = "filtered_no_evidence"
             elif candidates.best_cosine < self.settings.min_cosine:
                 fallback_reason = "filtered_low_quality"
             if fallback_reason is not None:
-                candidates = await self._search(tenant, question, embedding, None, hints, exact)
+                candidates = await self._search(tenant, query, embedding, None, hints, exact)
         timings["retrieve"] = _ms_since(started)
         self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
         self.metrics.retrieval_hits.observe(len(candidates.evidence))
-        gate = decide(question, candidates.evidence, self.thresholds)
-        return Retrieval(candidates, gate, hints, fallback_reason, timings)
+        gate = decide(
+            query,
+            candidates,
+            self.gate_model,
+            threshold=self.answer_threshold,
+            names=catalog.names(),
+            alert_name=alert.name if alert else None,
+        )
+        return Retrieval(candidates, gate, hints, fallback_reason, timings, alert)
 
     async def _search(
         self,
@@ -160,10 +182,12 @@ class RagService:
                 tenant=tenant,
                 question=question,
                 embedding=embedding,
+                model=self.embedder.model_id,
                 service=service,
                 candidates=max(_CANDIDATES_PER_RETRIEVER, self.settings.top_k),
                 hints=hints,
                 exact=exact,
+                weights=self.rank_weights,
             )
         )
 

@@ -33,6 +33,22 @@ def question_terms(text: str) -> dict[str, float]:
     return terms
 
 
+def name_parts(name: str) -> frozenset[str]:
+    """The stemmed words of a camel-case or dashed name: ``etcdNoLeader`` -> etcd, leader.
+
+    Empty for a name that is a single word or whose words are all stopwords.
+    """
+    words: dict[str, float] = {}
+    for part in _PARTS.findall(name):
+        _add_word(words, part)
+    return frozenset(words)
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifier-like tokens of ``text`` (alert names, metrics, error codes), in order."""
+    return [token for token in _TOKEN.findall(text) if _is_identifier(token)]
+
+
 def _is_identifier(token: str) -> bool:
     return (
         any(mark in token for mark in "_-./:")

@@ -12,12 +12,14 @@ from rag.errors import ConfigurationError
 from rag.evaluate import evaluate, load_golden
 from tests.conftest import GOLDEN
 
-# Just under the baseline measured on 2026-11-29 (recall@5 0.921, MRR 0.771,
-# abstain accuracy 0.947, coverage 1.0): one more miss of each kind is tolerated, two are not.
-MIN_RECALL_AT_5 = 0.90
-MIN_MRR = 0.74
-MIN_ABSTAIN_ACCURACY = 0.89
-MIN_ANSWER_COVERAGE = 0.97
+# Just under the figures measured on 2026-12-01 with the fitted gate and ranking (recall@5 0.934,
+# MRR 0.811, abstain accuracy 1.0, coverage 0.934; before: 0.921, 0.771, 0.947, 1.0): one more
+# miss of each kind is tolerated, two are not. The gate trades some demo coverage for abstaining
+# on runbooks it was not written for (README, "How the gate was calibrated").
+MIN_RECALL_AT_5 = 0.92
+MIN_MRR = 0.79
+MIN_ABSTAIN_ACCURACY = 0.94
+MIN_ANSWER_COVERAGE = 0.91
 
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 
@@ -31,6 +33,8 @@ async def test_golden_set_meets_the_recorded_baseline(service: RagService) -> No
     assert report["mrr"] >= MIN_MRR, (summary, misses)
     assert report["abstain_accuracy"] >= MIN_ABSTAIN_ACCURACY, (summary, misses)
     assert report["answer_coverage"] >= MIN_ANSWER_COVERAGE, (summary, misses)
+    assert report["abstain_recall"] == report["abstain_accuracy"]
+    assert report["document_recall_at_k"] >= report["recall_at_k"]
 
 
 def test_golden_file_with_a_bad_line_names_the_line(tmp_path: Path) -> None:

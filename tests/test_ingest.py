@@ -115,6 +115,7 @@ async def test_edited_file_becomes_a_new_version_and_the_old_text_is_never_retur
         tenant=unique_tenant,
         question=question,
         embedding=vector,
+        model=embedder.model_id,
         service=None,
         candidates=40,
         hints=ScopeHints(),

@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Literal
 
-PassageKind = Literal["prose", "item", "row"]
+PassageKind = Literal["prose", "item", "row", "code"]
 
 _FENCE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^`\n]*)")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>.*?)[ \t#]*")
@@ -22,6 +22,10 @@ _ROW_RULE = re.compile(r"[ \t]*\|?[ \t:|-]+\|?[ \t]*")
 # A full stop, then whitespace, then something that can start a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'*(\[])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "No.")
+# `[survival guide]: sidekiq-survival-guide.md` defines a link target; it is not prose.
+_LINK_DEFINITION = re.compile(r"[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+.*")
+_COMMENT_START = "<!--"
+_COMMENT_END = "-->"
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,14 @@ class CodeBlock:
     fence: str
     info: str
     body: str
+    # The opening fence line as written, so fence and body can be quoted together.
+    opening: str = ""
+
+    @property
+    def quote(self) -> str:
+        """The shortest verbatim run that names the block: its body, or with a short body
+        (``uptime``) the opening fence too, so the quote has enough words to verify."""
+        return self.body if len(self.body.split()) >= 4 else f"{self.opening}\n{self.body}"
 
 
 @dataclass(frozen=True)
@@ -58,13 +70,22 @@ _Block = _Heading | _Text | CodeBlock | None
 
 
 def cut_passages(content: str) -> list[Passage]:
-    """Every quotable passage of ``content`` in reading order; headings themselves are skipped."""
+    """Every quotable passage of ``content`` in reading order; headings themselves are skipped.
+
+    A code block no sentence introduces (right after a heading) is a passage of kind "code"
+    with empty text. Link definitions and HTML comments are not passages.
+    """
     passages: list[Passage] = []
-    blocks = _blocks(content.split("\n"))
+    blocks = _blocks(_blank_hidden(content.split("\n")))
     heading = ""
+    previous: _Block = None
     for index, block in enumerate(blocks):
         if isinstance(block, _Heading):
             heading = block.text
+        if isinstance(block, CodeBlock) and not isinstance(previous, _Text):
+            passages.append(Passage("", "code", heading, len(passages), block))
+        if block is not None:
+            previous = block
         if not isinstance(block, _Text):
             continue
         follower = next((b for b in blocks[index + 1 :] if b is not None), None)
@@ -75,7 +96,26 @@ def cut_passages(content: str) -> list[Passage]:
             passages.append(
                 Passage(text, block.kind, heading, len(passages), code if last else None)
             )
-    return [passage for passage in passages if passage.text]
+    return [passage for passage in passages if passage.text or passage.code is not None]
+
+
+def _blank_hidden(lines: list[str]) -> list[str]:
+    """Blank out link definitions and HTML comment lines (a reader never sees them rendered)."""
+    shown: list[str] = []
+    in_comment = False
+    for line in lines:
+        stripped = line.strip()
+        if in_comment:
+            in_comment = _COMMENT_END not in stripped
+            shown.append("")
+        elif stripped.startswith(_COMMENT_START):
+            in_comment = _COMMENT_END not in stripped
+            shown.append("")
+        elif _LINK_DEFINITION.fullmatch(line):
+            shown.append("")
+        else:
+            shown.append(line)
+    return shown
 
 
 def _blocks(lines: list[str]) -> list[_Block]:
@@ -112,7 +152,8 @@ def _read_code(lines: list[str], start: int, fence: re.Match[str]) -> tuple[Code
     while end < len(lines) and not closing.fullmatch(lines[end]):
         end += 1
     body = textwrap.dedent("\n".join(lines[start + 1 : end])).strip("\n")
-    return CodeBlock(marker, fence.group("info").strip(), body), end + 1
+    opening = lines[start].strip()
+    return CodeBlock(marker, fence.group("info").strip(), body, opening), end + 1
 
 
 def _collapse(lines: list[str]) -> str:

@@ -1,9 +1,12 @@
 """``ExtractiveAnswerer``: answer by quoting the runbook sentences that best match the question.
 
-Deterministic and offline. It scores every passage (sentence, list item, table row) of the
-excerpts by the question terms it shares, weighted by how rare each term is among the passages,
-and quotes the best few verbatim with ``[n]`` markers, so its drafts pass ``verify_draft`` by
-construction.
+Deterministic and offline. It leads with the best-ranked section that shares the question's
+terms, quoted verbatim in reading order: sentences, steps, and code blocks whole or not at all
+(never half a command), under a short line cap. Then "also see" one sentence from each of the
+next sources. Passages are scored by the question terms they share, weighted by how rare each
+term is among the passages, to pick where the section starts answering and which sentence of
+another source to show. Every line carries ``[n]`` and its quote is verbatim, so drafts pass
+``verify_draft`` by construction.
 """
 
 from __future__ import annotations
@@ -13,20 +16,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answerers._passages import Passage, cut_passages
+from rag.answerers._passages import CodeBlock, Passage, cut_passages
 from rag.answers import Draft, DraftCitation
 from rag.evidence import Excerpt
 from rag.terms import question_terms
-from rag.verify import MIN_QUOTE_WORDS, find_markers
+from rag.verify import MIN_QUOTE_WORDS, find_markers, normalize_quote
 
-MAX_SENTENCES = 3
-MAX_QUOTES = 4
-MAX_EXCERPTS = 2
-MAX_CODE_CHARS = 400
+# The lead section is quoted up to this many lines (a code block counts its own lines).
+MAX_LEAD_LINES = 14
+# A longer code block is left out whole: a responder must never copy half a command.
+MAX_CODE_LINES = 15
+# Other sources listed after the lead, one sentence each.
+MAX_ALSO_SEE = 2
 # Longer passages read as a wall of text in Slack; a runbook rarely needs one to answer.
 _MAX_PASSAGE_CHARS = 600
-# Passages below this share of the best score add noise rather than an answer.
-_RELATIVE_CUTOFF = 0.5
 # Priors multiply the term score, so a passage without any shared term still scores zero.
 _RANK_PRIOR = 0.2
 _ACTION_PRIOR = 0.15
@@ -54,7 +57,7 @@ class _Scored:
 
 
 class ExtractiveAnswerer:
-    """Quotes a few sentences of the best excerpt (at most two excerpts); never calls a model."""
+    """Quotes the best section verbatim, then names the other sources; never calls a model."""
 
     name = "extractive"
 
@@ -62,24 +65,83 @@ class ExtractiveAnswerer:
         self, question: str, excerpts: Sequence[Excerpt], *, correction: str | None = None
     ) -> Draft:
         # ``correction`` is ignored: verbatim quotes leave nothing to correct.
-        chosen = _choose(_score(question, excerpts))
-        if not chosen:
+        scored = _score(question, excerpts)
+        if not scored:
             return Draft("not_in_sources", NOT_IN_SOURCES_TEXT, (), provider=self.name)
-        lines: list[str] = []
-        citations: list[DraftCitation] = []
-        for item in chosen:
-            n = item.excerpt.n
-            prefix = "- " if item.passage.kind == "item" else ""
-            lines.append(f"{prefix}{item.passage.text} [{n}]")
-            citations.append(DraftCitation(n, item.passage.text))
-            code = item.passage.code
-            if code is not None and len(citations) < MAX_QUOTES and _quotable_code(code.body):
-                lines.append(f"{code.fence}{code.info}\n{code.body}\n{code.fence}\n[{n}]")
-                citations.append(DraftCitation(n, code.body))
+        # The best-ranked excerpt that shares any term with the question leads.
+        lead = min((item.excerpt for item in scored), key=lambda e: e.n)
+        lines, citations = _quote_section(lead, [s for s in scored if s.excerpt is lead])
+        also_lines, also_citations = _also_see(lead, scored, {c.quote for c in citations})
+        lines.extend(also_lines)
+        citations.extend(also_citations)
         return Draft("answered", "\n".join(lines), tuple(citations), provider=self.name)
 
     async def aclose(self) -> None:
         """Nothing to release: the extractive answerer holds no connections."""
+
+
+def _quote_section(
+    excerpt: Excerpt, scored: list[_Scored]
+) -> tuple[list[str], list[DraftCitation]]:
+    """The section in reading order from where it starts answering, within the line cap."""
+    n = excerpt.n
+    passages = cut_passages(excerpt.evidence.content)
+    best = max(scored, key=lambda s: (s.score, -s.passage.position)).passage.position
+    start = 0 if _lines_up_to(passages, best) <= MAX_LEAD_LINES else max(best - 1, 0)
+    lines: list[str] = []
+    citations: list[DraftCitation] = []
+    used = 0
+    for passage in passages[start:]:
+        if used >= MAX_LEAD_LINES:
+            break
+        if passage.text and _quotable(passage.text):
+            prefix = "- " if passage.kind == "item" else ""
+            lines.append(f"{prefix}{passage.text} [{n}]")
+            citations.append(DraftCitation(n, passage.text))
+            used += 1
+        code = passage.code
+        if code is not None and _quotable_code(code) and used + _code_lines(code) <= MAX_LEAD_LINES:
+            lines.append(f"{code.fence}{code.info}\n{code.body}\n{code.fence}\n[{n}]")
+            citations.append(DraftCitation(n, code.quote))
+            used += _code_lines(code)
+    if not citations:
+        # A section of short fragments only: quote its best passage alone.
+        top = max(scored, key=lambda s: s.score).passage
+        lines.append(f"{top.text} [{n}]")
+        citations.append(DraftCitation(n, top.text))
+    return lines, citations
+
+
+def _also_see(
+    lead: Excerpt, scored: list[_Scored], quoted: set[str]
+) -> tuple[list[str], list[DraftCitation]]:
+    """One sentence from each of the next best sources, each from another section."""
+    seen = {(lead.evidence.document_id, lead.evidence.section)}
+    lines: list[str] = []
+    citations: list[DraftCitation] = []
+    for item in sorted(scored, key=lambda s: (s.excerpt.n, -s.score, s.passage.position)):
+        evidence = item.excerpt.evidence
+        where = (evidence.document_id, evidence.section)
+        if where in seen or item.passage.text in quoted or len(lines) == MAX_ALSO_SEE:
+            continue
+        seen.add(where)
+        quoted.add(item.passage.text)
+        n = item.excerpt.n
+        lines.append(f"Also see *{evidence.section}*: {item.passage.text} [{n}]")
+        citations.append(DraftCitation(n, item.passage.text))
+    return lines, citations
+
+
+def _lines_up_to(passages: list[Passage], position: int) -> int:
+    return sum(
+        (1 if p.text else 0) + (_code_lines(p.code) if p.code is not None else 0)
+        for p in passages
+        if p.position <= position
+    )
+
+
+def _code_lines(code: CodeBlock) -> int:
+    return code.body.count("\n") + 1
 
 
 def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
@@ -90,7 +152,7 @@ def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
     for excerpt in excerpts:
         path = " ".join(excerpt.evidence.heading_path)
         for passage in cut_passages(excerpt.evidence.content):
-            if _quotable(passage.text):
+            if passage.text and _quotable(passage.text):
                 own = frozenset(question_terms(passage.text))
                 heading = frozenset(question_terms(f"{path} {passage.heading}"))
                 candidates.append((excerpt, passage, own, heading))
@@ -121,34 +183,15 @@ def _quotable(text: str) -> bool:
     )
 
 
-def _quotable_code(body: str) -> bool:
-    return len(body) <= MAX_CODE_CHARS and len(body.split()) >= MIN_QUOTE_WORDS
+def _quotable_code(code: CodeBlock) -> bool:
+    return (
+        bool(code.body.strip())
+        and _code_lines(code) <= MAX_CODE_LINES
+        and len(normalize_quote(code.quote).split()) >= MIN_QUOTE_WORDS
+    )
 
 
 def _is_action(excerpt: Excerpt, passage: Passage) -> bool:
     first = passage.text.lstrip("*_`").split(maxsplit=1)[0].lower()
     headings = " ".join((*excerpt.evidence.heading_path, passage.heading))
     return first in _ACTION_VERBS or _ACTION_HEADING.search(headings) is not None
-
-
-def _choose(scored: list[_Scored]) -> list[_Scored]:
-    """The best passages from at most two excerpts, regrouped in reading order per excerpt."""
-    ranked = sorted(scored, key=lambda s: (-s.score, s.excerpt.n, s.passage.position))
-    if not ranked:
-        return []
-    chosen: list[_Scored] = []
-    used: list[int] = []
-    quoted: set[str] = set()
-    for item in ranked:
-        if item.score < _RELATIVE_CUTOFF * ranked[0].score or len(chosen) == MAX_SENTENCES:
-            break
-        # Neighbouring chunks overlap, so the same sentence can come from two excerpts.
-        if item.passage.text in quoted:
-            continue
-        quoted.add(item.passage.text)
-        if item.excerpt.n not in used:
-            if len(used) == MAX_EXCERPTS:
-                continue
-            used.append(item.excerpt.n)
-        chosen.append(item)
-    return sorted(chosen, key=lambda s: (used.index(s.excerpt.n), s.passage.position))

@@ -1,0 +1,84 @@
+"""The full public evaluation in one command: ingest the four public collections, score a split.
+
+    RUNBOOK_DATA_DIR=/tmp/public-eval python -m rag.eval_public --split dev [--answers] [--json]
+
+Each collection under ``evals/collections`` becomes its tenant (ingestion is incremental, so a
+second run only embeds what changed), then every golden file of the split runs through
+``rag.evaluate``: ``evals/public/{split}.jsonl`` (questions), ``alerts-{split}.jsonl`` (alert
+posts) and ``mtrag-{split}.jsonl`` (MT-RAG IBM Cloud). Tune on ``dev``; ``test`` is for the
+README's figures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rag.evaluate import evaluate, load_golden
+from rag.runtime import open_runtime
+from rag.settings import Settings
+
+EVALS = Path(__file__).resolve().parents[1] / "evals"
+# Tenant id -> the folder ingested for it (the same map as evals/check_labels.py).
+TENANT_ROOTS = {
+    "prom": Path("collections/prometheus-operator/content/runbooks"),
+    "openshift": Path("collections/openshift/alerts"),
+    "gitlab": Path("collections/gitlab"),
+    "ibmcloud": Path("collections/mt-rag-cloud/corpus"),
+}
+SETS = ("{split}", "alerts-{split}", "mtrag-{split}")
+_SHOWN = (
+    "recall_at_k",
+    "mrr",
+    "document_recall_at_k",
+    "abstain_accuracy",
+    "answer_coverage",
+    "abstain_precision",
+    "abstain_recall",
+    "first_citation_in_gold_document",
+    "citation_in_gold_section",
+    "n_answerable",
+    "n_abstain",
+)
+
+
+async def run(split: str, *, answers: bool, evals: Path = EVALS) -> dict[str, Any]:
+    settings = Settings()
+    reports: dict[str, Any] = {}
+    async with open_runtime(settings) as runtime:
+        for tenant, root in TENANT_ROOTS.items():
+            await runtime.ingest(evals / root, tenant=tenant, prune=False, progress=False)
+        for pattern in SETS:
+            path = evals / "public" / (pattern.format(split=split) + ".jsonl")
+            if path.exists():
+                report = await evaluate(runtime.service, load_golden(path), k=5, answers=answers)
+                reports[path.name] = report
+    return reports
+
+
+def _table(reports: dict[str, Any]) -> str:
+    rows = ["| set | " + " | ".join(_SHOWN) + " | retrieval p95 ms |"]
+    rows.append("|---" * (len(_SHOWN) + 2) + "|")
+    for name, report in reports.items():
+        cells = [str(report.get(key, "")) for key in _SHOWN]
+        rows.append(f"| {name} | " + " | ".join(cells) + f" | {report['retrieval_ms']['p95']} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag.eval_public", description=__doc__)
+    parser.add_argument("--split", default="dev", help="dev or test (evals/public/*.jsonl)")
+    parser.add_argument("--answers", action="store_true", help="also score the answers")
+    parser.add_argument("--json", action="store_true", help="print the full reports as JSON")
+    args = parser.parse_args(argv)
+    reports = asyncio.run(run(args.split, answers=args.answers))
+    print(json.dumps(reports) if args.json else _table(reports))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
