@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest_asyncio
 
+from bot.core.answers_store import AnswerStore
 from bot.teams.tenancy import add_teams_tenant
 from rag import IngestReport, RagService, Settings, Store
 from tests.adaptive_cards import activity_problems, card_of, card_problems, rendered_texts
@@ -128,16 +129,18 @@ async def test_mention_gets_one_answer_card_in_its_thread_with_verified_expandab
     assert quotes and all(quotes.values())
     async with teams.store.pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT result FROM answers WHERE conversation_id = %s AND message_ts = %s",
+            "SELECT tenant_id, answer_id FROM answers "
+            "WHERE conversation_id = %s AND message_ts = %s",
             (thread, message.id),
         )
-        [(stored,)] = await cur.fetchall()
-    verified = {c["quote"] for c in stored["citations"]}
-    assert {q for shown in quotes.values() for q in shown} <= verified
-    for citation in stored["citations"]:  # verbatim, up to the whitespace the verifier forgives
-        assert " ".join(citation["quote"].split()) in " ".join(
-            citation["evidence"]["content"].split()
-        )
+        [(tenant, answer_id)] = await cur.fetchall()
+    # Stored by reference: loading re-reads the cited chunks under the tenant's reader.
+    stored = await AnswerStore(teams.store).load(tenant, str(answer_id))
+    assert stored is not None
+    citations = stored.result.citations
+    assert {q for shown in quotes.values() for q in shown} <= {c.quote for c in citations}
+    for citation in citations:  # verbatim, up to the whitespace the verifier forgives
+        assert " ".join(citation.quote.split()) in " ".join(citation.evidence.content.split())
     assert all(c.authorization is None for c in teams.connector.calls), "local mode: unsigned"
 
 
