@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.server import build_web_app, run_http
@@ -35,6 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"serve": _serve_command, "start": _start_command}
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
+    if is_channel_switch(args):
+        handlers["channel"] = channel_switch_command
     return run_cli(parser, argv, handlers)
 
 
@@ -47,6 +50,7 @@ def _add_commands(commands: Any) -> None:
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
+    add_channel_switches(commands)
     commands.choices["ask"].add_argument(
         "--blocks", action="store_true", help="print the Slack card's Block Kit JSON"
     )

@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 from bot.core.result_codec import result_from_json, result_to_json
 from rag import AskResult, Store
 
-Entry = Literal["mention", "command", "shortcut"]
+Entry = Literal["mention", "command", "shortcut", "alert", "follow_up", "dm"]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from bot.core.answers_store import StoredAnswer
 from bot.core.conversation import Conversation
 from bot.slack.blocks import Card, render_result
+from bot.slack.blocks.card import interaction_id
+from bot.slack.blocks.incident import add_stop_following, mark_automatic
 from bot.slack.delivery import Delivery
 from bot.slack.tenancy import Origin
 from rag import AskResult
@@ -34,9 +36,15 @@ def render(
     ephemeral: bool,
     expanded: frozenset[int] = frozenset(),
 ) -> Card:
-    # A mention's question sits right above its answer; elsewhere the card restates it.
-    shown = None if entry == "mention" else question
-    return render_result(result, expanded=expanded, ephemeral=ephemeral, question=shown)
+    # A mention's (or alert's, follow-up's, DM's) question sits right above its answer;
+    # elsewhere the card restates it.
+    shown = question if entry in ("command", "shortcut") else None
+    card = render_result(result, expanded=expanded, ephemeral=ephemeral, question=shown)
+    if entry == "alert":
+        return mark_automatic(card, interaction_id(result))
+    if entry == "follow_up":
+        return add_stop_following(card, interaction_id(result))
+    return card
 
 
 def render_stored(

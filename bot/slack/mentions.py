@@ -19,7 +19,7 @@ from bot.core.answers_store import Placement
 from bot.slack.alerts import AlertText, fit_question, read_message
 from bot.slack.answering import Bot, render
 from bot.slack.blocks import render_not_connected, render_usage
-from bot.slack.delivery import working_mark
+from bot.slack.progress import visible_progress
 from bot.slack.tenancy import origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class MentionListener:
             ephemeral=False,
             response_url=None,
         )
-        async with working_mark(client, channel=channel, ts=ts):
+        async with visible_progress(client, channel=channel, ts=ts, thread_ts=thread_ts):
             service = await self.bot.scope_for(tenant, origin, hints)
             result = await self.bot.ask(tenant, question, service=service, placement=placement)
             card = render(result, entry="mention", question=question, ephemeral=False)

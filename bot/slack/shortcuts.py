@@ -17,7 +17,8 @@ from bot.core.answers_store import Placement
 from bot.slack.alerts import fit_question, read_message
 from bot.slack.answering import Bot, render
 from bot.slack.blocks import render_not_connected, render_usage
-from bot.slack.delivery import UNREACHABLE_CHANNEL, slack_error, working_mark
+from bot.slack.delivery import UNREACHABLE_CHANNEL, slack_error
+from bot.slack.progress import visible_progress
 from bot.slack.tenancy import origin_of, tenant_of
 
 CALLBACK_ID = "ask_runbooks"
@@ -61,7 +62,7 @@ class ShortcutListener:
             response_url=body.get("response_url"),
         )
         posted_ts: str | None = None
-        async with working_mark(client, channel=channel, ts=message_ts):
+        async with visible_progress(client, channel=channel, ts=message_ts, thread_ts=thread_ts):
             service = await self.bot.scope_for(tenant, origin, alert.hints)
             result = await self.bot.ask(tenant, question, service=service, placement=placement)
             try:
