@@ -38,6 +38,9 @@ _STATE_LINE = re.compile(
     r"[\s:*]*(?:#\d+\b)?[\s:]*(.*)$",
     re.IGNORECASE,
 )
+# PagerDuty's classic attachment: the state in a "Status" field, the incident as the title.
+_STATUS_FIELD = re.compile(rf"^status:\s*({_WORDS})\s*$", re.IGNORECASE)
+_INCIDENT_NUMBER = re.compile(r"^#\d+:?\s*")
 _PRIORITY = re.compile(r"^\[(?:P\d|SEV-?\d|critical|warning|high|low)\]\s*", re.IGNORECASE)
 # Labels that say which alert this is; pods, severities and values change between repeats.
 KEY_LABELS = (
@@ -78,7 +81,7 @@ def classify_alert(message: dict[str, Any]) -> AlertPost | None:
     """The alert a post announces, or None when it is not (clearly) an alert notification."""
     text = read_message(message)
     lines = text.question.splitlines()
-    found = _alertmanager_title(lines) or _state_line(lines)
+    found = _alertmanager_title(lines) or _state_line(lines) or _status_field(lines)
     if found is None:
         return None
     state, name = found
@@ -98,16 +101,22 @@ def _alertmanager_title(lines: list[str]) -> tuple[State | None, str] | None:
 def _state_line(lines: list[str]) -> tuple[State | None, str] | None:
     for line in lines:
         if match := _STATE_LINE.match(line.strip()):
-            word = (match[1] or match[2]).lower()
-            state: State | None = (
-                "firing"
-                if word in _FIRING_WORDS
-                else "resolved"
-                if word in _RESOLVED_WORDS
-                else None
-            )
-            return state, _alert_name(match[3])
+            return _state_of(match[1] or match[2]), _alert_name(match[3])
     return None
+
+
+def _status_field(lines: list[str]) -> tuple[State | None, str] | None:
+    for line in lines:
+        if match := _STATUS_FIELD.match(line.strip()):
+            return _state_of(match[1]), _alert_name(_INCIDENT_NUMBER.sub("", lines[0]))
+    return None
+
+
+def _state_of(word: str) -> State | None:
+    word = word.lower()
+    if word in _FIRING_WORDS:
+        return "firing"
+    return "resolved" if word in _RESOLVED_WORDS else None
 
 
 def _alert_name(rest: str) -> str:
