@@ -120,7 +120,7 @@ async def measure_progress(
 
     async def mention(i: int) -> None:
         async with gate:
-            ts = f"{1800000000 + i}.{i:06d}"
+            ts = f"{args.stamp}.{i:06d}"
             text = f"<@{BOT_USER_ID}> {questions[i % len(questions)]}"
             event = {"type": "app_mention", "user": "U_BENCH", "channel": "C_BENCH", "ts": ts}
             sent_at[ts] = time.monotonic()
@@ -166,7 +166,7 @@ async def measure_alerts(
 
     async def post(i: int) -> None:
         async with gate:
-            ts = f"{1900000000 + i}.{i:06d}"
+            ts = f"{args.stamp}.{500_000 + i:06d}"
             event = alert_event(channels[i % len(channels)], ts, f"broker-{run_id}-{i}")
             sent_at[ts] = time.monotonic()
             reply = await sender.event(event, team_id=TEAM)
@@ -202,7 +202,11 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=Path("corpus"))
     parser.add_argument("--golden", type=Path, default=Path("evals/golden.jsonl"))
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/runbook-bench"))
-    print(json.dumps(asyncio.run(run(parser.parse_args()))))
+    args = parser.parse_args()
+    # Message ts of this run: a message is answered once per workspace, channel and ts, and that
+    # claim is durable, so a rerun on the same database needs its own.
+    args.stamp = int(time.time())
+    print(json.dumps(asyncio.run(run(args))))
 
 
 if __name__ == "__main__":
