@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
 from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
@@ -60,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers["ask"] = _ask_blocks_command
     elif args.command == "ask" and args.teams_card:
         handlers["ask"] = ask_teams_card_command
+    elif is_channel_switch(args):
+        handlers["channel"] = channel_switch_command
     return run_cli(parser, argv, handlers)
 
 
@@ -83,6 +86,7 @@ def _add_commands(commands: Any) -> None:
     secrets_actions.add_parser(
         "reencrypt", help="re-seal stored tokens with the first key (after a rotation)"
     )
+    add_channel_switches(commands)
     commands.choices["ask"].add_argument(
         "--blocks", action="store_true", help="print the Slack card's Block Kit JSON"
     )

@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     # Measured with bench/slack_mentions.py (10 questions in flight): 4 keeps ack p99 low with
     # the extractive answerer, whose work is CPU; an I/O-bound answerer (Claude) can take more.
     max_concurrent_answers: int = Field(default=4, ge=1)
+    # Incident channel (issue 13): proactive alert answers. The same alert (name + key labels)
+    # posted again in a channel within this many minutes gets no second answer.
+    alert_repeat_window_min: int = Field(default=60, ge=1)
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 

@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 from bot.core.result_codec import SourceChange, chunk_ids_of, result_from_json, result_to_json
 from rag import AskResult, Store, load_chunks
 
-Entry = Literal["mention", "command", "shortcut"]
+Entry = Literal["mention", "command", "shortcut", "alert", "follow_up", "dm"]
 
 
 @dataclass(frozen=True)

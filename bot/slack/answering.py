@@ -10,6 +10,8 @@ from bot.core.dedupe import EventDeduper
 from bot.core.job_worker import JobHandlers
 from bot.core.jobs import JobQueue
 from bot.slack.blocks import Card, render_result, with_source_changes
+from bot.slack.blocks.card import interaction_id
+from bot.slack.blocks.incident import add_stop_following, mark_automatic
 from bot.slack.clients import SlackClients
 from bot.slack.delivery import Delivery
 from bot.slack.tenancy import Origin
@@ -44,15 +46,21 @@ def render(
     stale_after_days: int,
     expanded: frozenset[int] = frozenset(),
 ) -> Card:
-    # A mention's question sits right above its answer; elsewhere the card restates it.
-    shown = None if entry == "mention" else question
-    return render_result(
+    # A mention's (or alert's, follow-up's, DM's) question sits right above its answer;
+    # elsewhere the card restates it.
+    shown = question if entry in ("command", "shortcut") else None
+    card = render_result(
         result,
         expanded=expanded,
         ephemeral=ephemeral,
         question=shown,
         stale_after_days=stale_after_days,
     )
+    if entry == "alert":
+        return mark_automatic(card, interaction_id(result))
+    if entry == "follow_up":
+        return add_stop_following(card, interaction_id(result))
+    return card
 
 
 def render_stored(

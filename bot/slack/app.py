@@ -34,8 +34,10 @@ from bot.slack.commands import register_commands
 from bot.slack.delivery import Delivery
 from bot.slack.failures import ErrorReporter
 from bot.slack.feedback_form import register_feedback_form
+from bot.slack.incident_actions import register_incident_actions
 from bot.slack.intake import build_intake_middleware
 from bot.slack.mentions import mention_job, register_mentions
+from bot.slack.message_events import register_message_events
 from bot.slack.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
 from bot.slack.retries import install_retry_handlers
 from bot.slack.shortcuts import register_shortcuts
@@ -52,6 +54,7 @@ BOT_SCOPES = (
     "channels:history",
     "groups:history",
     "usergroups:read",
+    "im:history",
 )
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
@@ -113,6 +116,10 @@ def build_app(
         job_handlers=job_handlers,
         clients=SlackClients(client, authorize),
     )
+    # The incident channel's listeners go first: the mention and action modules end with
+    # catch-alls, and Bolt runs only the first listener that matches.
+    register_message_events(app, bot)
+    register_incident_actions(app, bot)
     register_mentions(app, bot)
     register_commands(app, bot)
     register_shortcuts(app, bot)

@@ -22,8 +22,9 @@ from bot.core.jobs import Job, JobRequest
 from bot.slack.alerts import AlertText, fit_question, read_message
 from bot.slack.answering import Bot, render
 from bot.slack.blocks import render_internal_error, render_timed_out, render_usage
-from bot.slack.delivery import remove_working_mark, working_mark
+from bot.slack.delivery import remove_working_mark
 from bot.slack.job_replies import MENTION, ThreadReply, job_request, permanent
+from bot.slack.progress import visible_progress
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
@@ -135,7 +136,9 @@ class MentionJob:
             ephemeral=False,
         )
         assert reply.since is not None  # _reply checked the event's ts
-        async with working_mark(client, channel=reply.channel, ts=reply.since):
+        async with visible_progress(
+            client, channel=reply.channel, ts=reply.since, thread_ts=reply.thread_ts
+        ):
             service = await self.bot.scope_for(tenant, origin, hints)
             result = await answer_for_job(
                 self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement

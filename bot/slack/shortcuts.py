@@ -19,8 +19,9 @@ from bot.core.jobs import Job
 from bot.slack.alerts import fit_question, read_message
 from bot.slack.answering import Bot, render
 from bot.slack.blocks import Card, render_timed_out, render_usage
-from bot.slack.delivery import UNREACHABLE_CHANNEL, remove_working_mark, slack_error, working_mark
+from bot.slack.delivery import UNREACHABLE_CHANNEL, remove_working_mark, slack_error
 from bot.slack.job_replies import SHORTCUT, PrivateReply, ThreadReply, queue_request
+from bot.slack.progress import visible_progress
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 CALLBACK_ID = "ask_runbooks"
@@ -72,7 +73,9 @@ class ShortcutJob:
         )
         assert thread.since is not None  # _thread read the message's ts
         posted_ts: str | None = None
-        async with working_mark(thread.client, channel=thread.channel, ts=thread.since):
+        async with visible_progress(
+            thread.client, channel=thread.channel, ts=thread.since, thread_ts=thread.thread_ts
+        ):
             service = await self.bot.scope_for(tenant, origin, alert.hints)
             result = await answer_for_job(
                 self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement

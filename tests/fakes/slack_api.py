@@ -228,6 +228,9 @@ class FakeSlack:
             return {"ok": True, "channel": body.get("channel"), "ts": body.get("ts")}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": ts}
+        if method == "assistant.threads.setStatus":
+            # The AI loading status; fail it with api_error("missing_scope") to test fallback.
+            return {"ok": True}
         if method == "conversations.replies":
             return self._replies(body)
         if method == "oauth.v2.access":
