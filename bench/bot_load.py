@@ -31,9 +31,9 @@ from typing import Any
 
 import aiohttp
 
+from bench.results_file import machine_facts, write_result
 from bench.slack_app_process import AppProcess, app_env, app_process
 from rag import Settings, add_workspace, open_runtime
-from rag.bench_results import machine_facts, write_result
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
 
 SECRET = "bench-signing-secret"

@@ -14,12 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag.bench_results import write_result
-from rag.bench_scale import percentiles
-from rag.bench_synthetic import SyntheticCorpus, SyntheticSpec
-from rag.embedding import FastEmbedder
-from rag.model_files import assemble_default_model
-from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from bench.results_file import write_result
+from bench.scale_samples import percentiles
+from bench.synthetic import SyntheticCorpus, SyntheticSpec
+from rag import DEFAULT_EMBEDDING_MODEL, FastEmbedder, Settings, assemble_default_model
 
 _WARMUP = 10
 _TARGET_TOKENS = 250

@@ -13,14 +13,21 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from rag.bench_results import machine_facts, write_result
-from rag.chunking import chunk_runbook
-from rag.embedding import Embedder
-from rag.ingest import IngestLimits, embed_text, ingest_path
-from rag.runtime import open_runtime
-from rag.settings import Settings
-from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
-from rag.store import Store
+from bench.results_file import machine_facts, write_result
+from rag import (
+    Embedder,
+    IngestLimits,
+    Settings,
+    Store,
+    chunk_runbook,
+    discover_tenants,
+    embed_text,
+    ingest_path,
+    list_runbook_files,
+    open_runtime,
+    parse_source,
+    read_text,
+)
 
 _SERVICES = ("payments", "checkout", "search", "auth", "kafka", "redis", "postgres", "cdn")
 _SYMPTOMS = ("5xx errors", "high latency", "consumer lag", "memory evictions", "disk pressure")

@@ -23,35 +23,22 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from pydantic import SecretStr
 
-from rag.bench_results import machine_facts, write_result
-from rag.bench_scale import (
-    EXACT,
-    HNSW,
-    K,
-    Samples,
-    bucket_queries,
-    bucket_ranks,
-    exact_truth,
-    recall_at_k,
-    run_hybrid,
-    run_vector,
-    server_facts,
-    without_vectors,
+from bench.results_file import machine_facts, write_result
+from bench.scale_measure import bucket_queries, bucket_ranks
+from bench.scale_queries import exact_truth, run_hybrid, run_vector, without_vectors
+from bench.scale_report import server_facts
+from bench.scale_samples import K, Samples, recall_at_k
+from bench.scale_variants import EXACT, HNSW
+from bench.synthetic import Query, SyntheticCorpus, SyntheticSpec
+from bench.synthetic_store import load_corpus, mark_database, prepare_database, size_label
+from rag import (
+    CANDIDATES_PER_RETRIEVER,
+    ConfigurationError,
+    Settings,
+    Store,
+    open_store,
+    resolve_database_url,
 )
-from rag.bench_synthetic import (
-    Query,
-    SyntheticCorpus,
-    SyntheticSpec,
-    load_corpus,
-    mark_database,
-    prepare_database,
-    size_label,
-)
-from rag.errors import ConfigurationError
-from rag.runtime import open_store
-from rag.service import _CANDIDATES_PER_RETRIEVER
-from rag.settings import Settings
-from rag.store import Store, resolve_database_url
 
 _TABLE = "runbook_chunks"
 _ID_NAMESPACE = uuid.UUID("5b0d1f55-7a2e-4c55-9a57-3d9c4e0c1a11")
@@ -189,7 +176,7 @@ async def measure_peer(
     exact_max: int,
 ) -> dict[str, Any]:
     buckets: dict[str, Any] = {}
-    candidates = _CANDIDATES_PER_RETRIEVER
+    candidates = CANDIDATES_PER_RETRIEVER
     for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
         for query in bucket_queries(corpus, ranks, warmup, stream=2):
             await _peer_search(peer, query)

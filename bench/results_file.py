@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rag.store import Store
+from rag import Store
 
 
 async def machine_facts(store: Store) -> dict[str, Any]:

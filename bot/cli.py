@@ -1,8 +1,8 @@
-"""``runbook``: the core's commands plus ``serve``, ``start``, ``ask --blocks|--teams-card``
-and ``teams …``.
+"""``runbook``: the core's commands plus ``serve``, ``start``, ``ask --blocks|--teams-card``,
+``teams …`` and ``bench …``.
 
 The console script entry point (``runbook = "bot.cli:main"``); the core's parser is extended
-here so ``rag`` never has to know about Slack or Teams.
+here so ``rag`` never has to know about Slack, Teams or the benchmarks.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -45,10 +45,13 @@ logger = logging.getLogger(__name__)
 BUILDER_URL = "https://app.slack.com/block-kit-builder#"
 EXIT_USAGE = 2
 
+CommandHandler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     _add_commands(commands)
+    bench_handlers = _add_bench_command(commands)
     args = parser.parse_args(argv)  # only to choose handlers; run_cli parses again and runs
     handlers = {
         "serve": _serve_command,
@@ -56,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "secrets": _secrets_command,
         "teams": teams_command,
         **OWNER_HANDLERS,
+        **bench_handlers,
     }
     if args.command == "ask" and args.blocks:
         handlers["ask"] = _ask_blocks_command
@@ -91,6 +95,19 @@ def _add_commands(commands: Any) -> None:
         "--blocks", action="store_true", help="print the Slack card's Block Kit JSON"
     )
     add_teams_commands(commands)
+
+
+def _add_bench_command(commands: Any) -> dict[str, CommandHandler]:
+    """``runbook bench …`` where the benchmarks are installed: from a clone or a wheel, but not
+    in the container image, which ships rag/ and bot/ only."""
+    try:
+        from bench.cli import add_bench_command, bench_command
+    except ModuleNotFoundError as exc:
+        if exc.name != "bench":
+            raise
+        return {}
+    add_bench_command(commands)
+    return {"bench": bench_command}
 
 
 async def _serve_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -9,6 +9,7 @@ from rag.answers import (
     DroppedCitation,
     ask_result_json,
 )
+from rag.chunking import chunk_runbook
 from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
 from rag.cli import build_parser, run_cli
 from rag.demo import run_demo
@@ -29,12 +30,17 @@ from rag.errors import (
 )
 from rag.evidence import Evidence, Excerpt
 from rag.ingest import IngestLimits, IngestReport, ingest_path
+from rag.ingest_embed import embed_text
 from rag.metrics import RagMetrics
+from rag.model_files import assemble_default_model
+from rag.rank import RRF_K, ScopeHints
+from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
-from rag.service import RagService
-from rag.settings import Settings
+from rag.service import CANDIDATES_PER_RETRIEVER, RagService
+from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
 from rag.staleness import age_in_days
-from rag.store import Store
+from rag.store import Store, resolve_database_url
 from rag.workspaces import (
     ChannelScope,
     Workspace,
@@ -47,6 +53,23 @@ from rag.workspaces import (
 )
 
 __all__ = [
+    "BM25_PARAMS",
+    "CANDIDATES_PER_RETRIEVER",
+    "DEFAULT_EMBEDDING_MODEL",
+    "HYBRID_QUERY",
+    "RRF_K",
+    "VECTOR_QUERY",
+    "Candidates",
+    "ScopeHints",
+    "assemble_default_model",
+    "chunk_runbook",
+    "discover_tenants",
+    "embed_text",
+    "list_runbook_files",
+    "parse_source",
+    "read_text",
+    "resolve_database_url",
+    "search",
     "AnswerProviderError",
     "Answerer",
     "AskResult",

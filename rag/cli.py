@@ -1,4 +1,8 @@
-"""The ``runbook`` command line (a contract: see ARCHITECTURE.md)."""
+"""The ``runbook`` command line (a contract: see ARCHITECTURE.md): the core's commands.
+
+``python -m rag`` runs these alone; the ``runbook`` console script (``bot.cli``) adds the chat
+surfaces and ``runbook bench …``, which live outside the core.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from pydantic import ValidationError
 
 from rag.answers import ask_result_json
 from rag.embedded_server import embedded_server_status, stop_embedded_server
-from rag.errors import RunbookError
+from rag.errors import ConfigurationError, RunbookError
 from rag.evaluate import evaluate, load_golden
 from rag.runtime import open_runtime, open_store
 from rag.settings import Settings
@@ -100,26 +104,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     )
     demo.add_argument("--corpus", type=Path, default=Path("corpus"))
 
-    bench = commands.add_parser("bench", help="benchmarks that print JSON")
-    bench.add_argument("name", choices=["ingest", "scale", "peer", "embed"])
-    bench.add_argument("--corpus", type=Path, default=Path("corpus"))
-    bench.add_argument("--synthetic-docs", type=int, default=1000)
-    bench.add_argument("--output", type=Path, default=Path("bench/results"))
-    bench.add_argument("--chunks", type=int, default=100_000, help="scale, peer: store size")
-    bench.add_argument("--tenants", type=int, default=1000, help="scale, peer: tenant count")
-    bench.add_argument("--queries", type=int, default=50, help="scale, peer: per size bucket")
-    bench.add_argument("--warmup", type=int, default=5, help="scale, peer: untimed per bucket")
-    bench.add_argument("--seed", type=int, default=7, help="scale, peer: synthetic data seed")
-    bench.add_argument(
-        "--rebuild", action="store_true", help="scale, peer: reload even if the store exists"
-    )
-    bench.add_argument(
-        "--variants",
-        default="all",
-        help="scale: labelled alternatives to measure (comma-separated), 'all' or 'none'",
-    )
-    bench.add_argument("--questions", type=int, default=200, help="embed: single questions")
-    bench.add_argument("--batch-texts", type=int, default=256, help="embed: ~250-token texts")
     return parser, commands
 
 
@@ -170,44 +154,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from rag.demo import run_demo
 
         return await run_demo(settings, args.corpus)
-    if args.name == "scale":
-        from rag.bench_scale import HYBRID_VARIANTS, VARIANTS, run_scale_benchmark
-
-        every = ",".join([*VARIANTS, *HYBRID_VARIANTS])
-        chosen = {"all": every, "none": ""}.get(args.variants, args.variants)
-        return await run_scale_benchmark(
-            settings,
-            **_synthetic_options(args),
-            variants=[name for name in chosen.split(",") if name],
-        )
-    if args.name == "peer":
-        from rag.bench_peer import run_peer_benchmark
-
-        return await run_peer_benchmark(settings, **_synthetic_options(args))
-    if args.name == "embed":
-        from rag.bench_embed import run_embed_benchmark
-
-        return await run_embed_benchmark(
-            settings, questions=args.questions, batch_texts=args.batch_texts, output=args.output
-        )
-    from rag.bench_ingest import run_ingest_benchmark
-
-    return await run_ingest_benchmark(
-        settings, corpus=args.corpus, synthetic_docs=args.synthetic_docs, output=args.output
-    )
-
-
-def _synthetic_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options the scale and peer benchmarks share: the same synthetic store and queries."""
-    return {
-        "chunks": args.chunks,
-        "tenants": args.tenants,
-        "queries": args.queries,
-        "warmup": args.warmup,
-        "seed": args.seed,
-        "rebuild": args.rebuild,
-        "output": args.output,
-    }
+    raise ConfigurationError(f"no handler for the {args.command!r} command")
 
 
 async def _embedded_db(args: argparse.Namespace, settings: Settings) -> int:

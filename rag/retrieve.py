@@ -9,6 +9,7 @@ question's model. ``rag.rank`` fuses the two lists.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,12 +22,32 @@ from rag.evidence import Evidence
 from rag.rank import RankWeights, ScopeHints, fuse
 from rag.store import Store
 
-__all__ = ["Candidates", "ScopeHints", "cap_per_document", "search"]
+__all__ = [
+    "BM25_PARAMS",
+    "HYBRID_QUERY",
+    "VECTOR_QUERY",
+    "Candidates",
+    "ScopeHints",
+    "cap_per_document",
+    "search",
+]
 
 # Okapi BM25's usual constants (k1, b); a heading or title holding a term counts it once more.
 BM25_PARAMS = {"k1": 1.2, "b": 0.75, "heading_weight": 1.0}
 
-_HYBRID = """
+# The vector half of HYBRID_QUERY: the tenant's nearest chunks of the question's model. The hybrid
+# query embeds this very text, so a benchmark can time the shipped vector search on its own.
+VECTOR_QUERY = """
+SELECT chunk_id, embedding::vector({dim}) <=> %(embedding)s::vector({dim}) AS distance
+FROM chunks
+WHERE tenant_id = %(tenant)s AND NOT superseded AND embedding_dim = {dim}
+  AND embedding_model = %(model)s
+  AND (%(service)s::text IS NULL OR service = %(service)s::text)
+ORDER BY embedding::vector({dim}) <=> %(embedding)s::vector({dim})
+LIMIT %(candidates)s
+"""
+
+_HYBRID_BEFORE_VECTOR = """
 WITH totals AS (
     SELECT chunks AS n, greatest(total_length::float8 / greatest(chunks, 1), 1.0) AS avg_length
     FROM tenant_text_stats WHERE tenant_id = %(tenant)s
@@ -50,14 +71,8 @@ keyword_query AS (
 vector_hits AS (
     SELECT chunk_id, row_number() OVER (ORDER BY distance, chunk_id) AS rank
     FROM (
-        SELECT chunk_id, embedding::vector({dim}) <=> %(embedding)s::vector({dim}) AS distance
-        FROM chunks
-        WHERE tenant_id = %(tenant)s AND NOT superseded AND embedding_dim = {dim}
-          AND embedding_model = %(model)s
-          AND (%(service)s::text IS NULL OR service = %(service)s::text)
-        ORDER BY embedding::vector({dim}) <=> %(embedding)s::vector({dim})
-        LIMIT %(candidates)s
-    ) AS nearest
+"""
+_HYBRID_AFTER_VECTOR = """    ) AS nearest
 ),
 keyword_scored AS (
     -- BM25 with binary term frequency (a lexeme's presence, counted again when a title or
@@ -91,6 +106,16 @@ JOIN documents AS d
   ON d.tenant_id = %(tenant)s AND d.document_id = c.document_id AND d.version = c.version
 WHERE NOT c.superseded
 """
+# The query search() runs: both halves in one statement, each with the tenant and "not
+# superseded" in its own WHERE. Placeholders: {dim} (a literal), %(tenant)s, %(question)s,
+# %(embedding)s, %(model)s, %(service)s, %(candidates)s and BM25_PARAMS.
+HYBRID_QUERY = "".join(
+    (
+        _HYBRID_BEFORE_VECTOR,
+        textwrap.indent(VECTOR_QUERY.lstrip("\n"), " " * 8),
+        _HYBRID_AFTER_VECTOR,
+    )
+)
 
 
 # The tenant's document frequency of each of the question's lexemes (0: never used), and each
@@ -141,7 +166,7 @@ async def search(
     graph would have to be walked far past other tenants' vectors to find k of its own.
     """
     vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
-    query = sql.SQL(_HYBRID).format(dim=sql.Literal(int(vector.shape[0])))
+    query = sql.SQL(HYBRID_QUERY).format(dim=sql.Literal(int(vector.shape[0])))
     params: dict[str, Any] = {
         "tenant": tenant,
         "question": question,

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Each retriever contributes this many candidates before fusion.
-_CANDIDATES_PER_RETRIEVER = 40
+CANDIDATES_PER_RETRIEVER = 40
 _MAX_EXCERPTS = 6
 
 
@@ -184,7 +184,7 @@ class RagService:
                 embedding=embedding,
                 model=self.embedder.model_id,
                 service=service,
-                candidates=max(_CANDIDATES_PER_RETRIEVER, self.settings.top_k),
+                candidates=max(CANDIDATES_PER_RETRIEVER, self.settings.top_k),
                 hints=hints,
                 exact=exact,
                 weights=self.rank_weights,

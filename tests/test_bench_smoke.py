@@ -10,10 +10,11 @@ import json
 import uuid
 from pathlib import Path
 
+from bench.results_file import write_result
+from bench.scale_measure import BUCKETS, measure_scale
+from bench.synthetic import SyntheticCorpus, SyntheticSpec, tenant_sizes
+from bench.synthetic_store import load_corpus
 from rag import Settings, Store
-from rag.bench_results import write_result
-from rag.bench_scale import BUCKETS, measure_scale
-from rag.bench_synthetic import SyntheticCorpus, SyntheticSpec, load_corpus, tenant_sizes
 
 
 def test_synthetic_tenant_sizes_are_zipf_shaped_and_add_up() -> None:

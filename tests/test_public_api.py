@@ -18,9 +18,10 @@ def test_every_public_name_of_rag_is_in_all_and_exists() -> None:
     assert public == set(rag.__all__)
 
 
-def test_bot_imports_only_the_public_api_of_rag() -> None:
+def _imports_past_the_public_api_of_rag(folder: Path) -> list[str]:
+    """Imports under ``folder`` of a ``rag.`` submodule or of a name not in ``rag.__all__``."""
     offenders = []
-    for path in (REPO / "bot").rglob("*.py"):
+    for path in folder.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rag"):
                 if node.module != "rag":
@@ -32,7 +33,15 @@ def test_bot_imports_only_the_public_api_of_rag() -> None:
                 offenders += [
                     f"{path.name}: import {a.name}" for a in node.names if a.name.startswith("rag.")
                 ]
-    assert offenders == []
+    return offenders
+
+
+def test_bot_imports_only_the_public_api_of_rag() -> None:
+    assert _imports_past_the_public_api_of_rag(REPO / "bot") == []
+
+
+def test_benchmarks_import_only_the_public_api_of_rag() -> None:
+    assert _imports_past_the_public_api_of_rag(REPO / "bench") == []
 
 
 # Chat platform SDKs and surface packages: the core layers below them must never import these.
@@ -68,5 +77,14 @@ def test_bot_core_never_imports_a_chat_platform_or_a_surface_package() -> None:
         f"{name}: {module}"
         for name, module in _imported_modules(REPO / "bot" / "core")
         if _is_surface(module)
+    ]
+    assert offenders == []
+
+
+def test_rag_never_imports_the_benchmarks() -> None:
+    offenders = [
+        f"{name}: {module}"
+        for name, module in _imported_modules(REPO / "rag")
+        if module.split(".")[0] == "bench"
     ]
     assert offenders == []

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rag import RagService, Settings, Store, ingest_limits, ingest_path
 from rag.answerers import ExtractiveAnswerer
-from rag.retrieve import _HYBRID, BM25_PARAMS
+from rag.retrieve import BM25_PARAMS, HYBRID_QUERY
 from tests.hash_embedder import HashEmbedder
 
 EMBEDDER = HashEmbedder(dim=32)
@@ -40,7 +40,7 @@ async def test_retrieval_without_its_tenant_predicate_still_sees_only_that_tenan
         await ingest_path(
             store, EMBEDDER, folder, tenant=tenant, prune=False, limits=ingest_limits(settings)
         )
-    query = without_tenant_predicates(_HYBRID.replace("{dim}", str(EMBEDDER.dim)))
+    query = without_tenant_predicates(HYBRID_QUERY.replace("{dim}", str(EMBEDDER.dim)))
     vector = (await EMBEDDER.embed(["restart the pods"]))[0]
     params = {
         "question": "restart the pods",

@@ -1,0 +1,184 @@
+"""The scale benchmark's measurement: per tenant-size bucket, every way of searching on the same
+queries in a shuffled order, and the service's own choice of path."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from bench.scale_queries import exact_truth, explain_hybrid, run_hybrid, run_hybrid_sql, run_vector
+from bench.scale_report import exact_threshold, scale_targets
+from bench.scale_samples import Hit, K, Samples
+from bench.scale_variants import (
+    EXACT,
+    HNSW,
+    HYBRID_VARIANTS,
+    VARIANTS,
+    common_lexemes,
+    hybrid_variant_sql,
+)
+from bench.synthetic import Query, SyntheticCorpus
+from bench.synthetic_store import relation_sizes
+from rag import CANDIDATES_PER_RETRIEVER, Store
+
+BUCKETS = ("small", "medium", "large")
+
+
+def bucket_ranks(sizes: Sequence[int], exact_max: int) -> dict[str, range]:
+    """Tenant ranks (0 = largest) per bucket, each 1% of the tenants: the smallest, a slice from
+    the 5% rank, the largest, and, when some tenants exceed ``exact_max``, the largest tenants
+    at or under it (where the service's exact path is at its slowest)."""
+    tenants = len(sizes)
+    width = max(1, tenants // 100)
+    medium = min(max(width, tenants // 20), tenants - 2 * width)
+    found = {
+        "small": range(tenants - width, tenants),
+        "medium": range(medium, medium + width),
+        "large": range(0, width),
+    }
+    first_exact = next((rank for rank, size in enumerate(sizes) if size <= exact_max), tenants)
+    if width <= first_exact < medium:
+        found["under_threshold"] = range(first_exact, min(first_exact + width, medium))
+    order = ("small", "medium", "under_threshold", "large")
+    return {name: found[name] for name in order if name in found}
+
+
+def bucket_queries(corpus: SyntheticCorpus, ranks: range, count: int, stream: int) -> list[Query]:
+    """``count`` queries spread round-robin over the bucket's tenants."""
+    per_tenant = [
+        count // len(ranks) + (1 if i < count % len(ranks) else 0) for i in range(len(ranks))
+    ]
+    found: list[Query] = []
+    for rank, n in zip(ranks, per_tenant, strict=True):
+        if n:
+            found.extend(corpus.queries(rank, n, stream=stream))
+    return found
+
+
+async def measure_scale(
+    store: Store,
+    corpus: SyntheticCorpus,
+    *,
+    queries_per_bucket: int,
+    warmup: int,
+    exact_max: int,
+    candidates: int = CANDIDATES_PER_RETRIEVER,
+    variants: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Every bucket's figures; the store must already hold ``corpus``.
+
+    Each query runs every way of searching once, in a shuffled order, so no way of searching
+    always finds the tenant's pages warmed by another.
+    """
+    dim = corpus.spec.dim
+    modes = [EXACT, HNSW, *(VARIANTS[name] for name in variants if name in VARIANTS)]
+    texts = {
+        name: (text, HYBRID_VARIANTS[name])
+        for name in variants
+        if name in HYBRID_VARIANTS and (text := hybrid_variant_sql(name)) is not None
+    }
+    common = {
+        share: await common_lexemes(store, share)
+        for share in sorted({0.10, *(variant.common_share for _, variant in texts.values())})
+    }
+    buckets: dict[str, Any] = {}
+    slowest: dict[str, tuple[float, Query]] = {}
+    by_size: list[tuple[int, float, float]] = []  # tenant chunks, exact and HNSW vector ms
+
+    def runs_for(query: Query) -> dict[str, Callable[[], Awaitable[Hit]]]:
+        rule_exact = query.tenant_chunks <= exact_max
+        found: dict[str, Callable[[], Awaitable[Hit]]] = {}
+        for mode in modes:
+            found[f"vector:{mode.name}"] = partial(
+                run_vector, store, query, mode, candidates=candidates, dim=dim
+            )
+        for path, exact in (("exact", True), ("hnsw", False)):
+            found[f"hybrid:{path}"] = partial(
+                run_hybrid, store, query, exact=exact, candidates=candidates
+            )
+        for name, (text, variant) in texts.items():
+            found[f"keyword:{name}"] = partial(
+                run_hybrid_sql,
+                store,
+                query,
+                text,
+                prepare=variant.prepare,
+                exact=rule_exact,
+                candidates=candidates,
+                common=common[variant.common_share],
+            )
+        return found
+
+    for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
+        for query in bucket_queries(corpus, ranks, warmup, stream=2):
+            for run in runs_for(query).values():
+                await run()
+        samples = {name: Samples() for name in (*(m.name for m in modes), *texts)}
+        rule = Samples()
+        picked = {"exact": 0, "hnsw": 0}
+        queries = bucket_queries(corpus, ranks, queries_per_bucket, stream=1)
+        for number, query in enumerate(queries):
+            truth = await exact_truth(store, query, dim=dim)
+            expected = min(K, query.tenant_chunks)
+            runs = runs_for(query)
+            labels = list(runs)
+            hits: dict[str, Hit] = {}
+            for index in np.random.default_rng([number, len(labels)]).permutation(len(labels)):
+                hits[labels[index]] = await runs[labels[index]]()
+            for mode in modes:
+                samples[mode.name].add_vector(hits[f"vector:{mode.name}"], truth, expected)
+            for path in ("exact", "hnsw"):
+                hit = hits[f"hybrid:{path}"]
+                samples[path].add_hybrid(hit, truth, expected, query)
+                if hit.ms > slowest.get(path, (0.0, query))[0]:
+                    slowest[path] = (hit.ms, query)
+            by_size.append((query.tenant_chunks, hits["vector:exact"].ms, hits["vector:hnsw"].ms))
+            path = "exact" if query.tenant_chunks <= exact_max else "hnsw"
+            picked[path] += 1
+            rule.add_vector(hits[f"vector:{path}"], truth, expected)
+            rule.add_hybrid(hits[f"hybrid:{path}"], truth, expected, query)
+            shipped = hits[f"hybrid:{path}"].keyword_ids
+            for name in texts:
+                hit = hits[f"keyword:{name}"]
+                samples[name].add_hybrid(hit, truth, expected, query)
+                samples[name].keyword_overlap.append(
+                    len(set(hit.keyword_ids) & set(shipped)) / len(shipped) if shipped else 1.0
+                )
+        sizes = [corpus.sizes[rank] for rank in ranks]
+        buckets[bucket] = {
+            "tenants": len(ranks),
+            "tenant_chunks": {"min": min(sizes), "max": max(sizes)},
+            "queries": len(queries),
+            "exact": samples["exact"].summary(),
+            "hnsw": samples["hnsw"].summary(),
+            "service_rule": {"picked": picked, **rule.summary()},
+            "variants": {
+                name: record.summary()
+                for name, record in samples.items()
+                if name not in ("exact", "hnsw")
+            },
+        }
+    explain = {
+        path: {
+            "tenant": query.tenant,
+            "tenant_chunks": query.tenant_chunks,
+            "measured_ms": round(ms, 2),
+            "plan": await explain_hybrid(
+                store, query, exact=path == "exact", candidates=candidates
+            ),
+        }
+        for path, (ms, query) in slowest.items()
+    }
+    return {
+        "buckets": buckets,
+        "targets": scale_targets(buckets),
+        "threshold": exact_threshold(by_size, buckets, exact_max),
+        "common_lexemes": {
+            f"in_over_{share:.0%}_of_chunks": found for share, found in common.items()
+        },
+        "explain_slowest_hybrid": explain,
+        "sizes": await relation_sizes(store, dim),
+    }
