@@ -17,7 +17,7 @@ class VectorMode:
     settings: tuple[tuple[str, str], ...]
 
 
-# What retrieve.search() sets on each path (ef_search = max(100, candidates)).
+# What rag.search() sets on each path (ef_search = max(100, candidates)).
 EXACT = VectorMode("exact", True, (("enable_indexscan", "off"),))
 HNSW = VectorMode(
     "hnsw", False, (("hnsw.iterative_scan", "strict_order"), ("hnsw.ef_search", "100"))
