@@ -19,8 +19,8 @@ import pytest
 from pydantic import SecretStr
 
 from bot.core.conversation import storable
+from bot.core.outcome_text import ERROR_MESSAGES
 from bot.server import HEALTH_TTL_S
-from bot.slack.blocks.outcomes import ERROR_MESSAGES
 from rag import (
     EmbeddingError,
     FastEmbedder,

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from bot.core.outcome_text import ABSTENTION_REASONS
 from bot.teams.cards import (
     MAX_ACTIVITY_BYTES,
     card_bytes,
@@ -19,7 +20,6 @@ from bot.teams.cards import (
     render_searching,
     render_store_unavailable,
 )
-from bot.teams.cards.outcomes import ABSTENTION_REASONS
 from rag import Citation
 from tests.adaptive_cards import AT_TAG, activity_problems, card_problems, rendered_texts
 from tests.test_blocks import ANSWER_ID, evidence, result

@@ -15,13 +15,12 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.core.citations import Source, group_citations
 from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
 from bot.slack.blocks.sources import (
     QUOTE_FLOOR,
     QUOTE_MAX,
     STALE_AFTER_DAYS,
-    Source,
-    group_citations,
     inline_quote,
     quote_container,
     quote_title,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import date
 
 from slack_sdk.models.blocks import (
@@ -15,8 +14,9 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
+from bot.core.citations import Source
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, one_line, units
-from rag import AskResult, Citation, Evidence, age_in_days
+from rag import AskResult, Evidence, age_in_days
 
 # Per-field caps (in units) so that one long title or owner cannot crowd out the rest.
 LABEL_MAX = 100
@@ -30,25 +30,6 @@ STALE_AFTER_DAYS = 365  # RUNBOOK_STALE_AFTER_DAYS' default
 QUOTE_FLOOR = 120
 QUOTE_MAX = 700
 _QUOTE_REST_MIN = 40
-
-
-@dataclass(frozen=True)
-class Source:
-    """One citation number: several quotes may cite the same excerpt."""
-
-    n: int
-    evidence: Evidence
-    quotes: tuple[str, ...]
-
-
-def group_citations(citations: Iterable[Citation]) -> list[Source]:
-    by_n: dict[int, list[Citation]] = {}
-    for citation in citations:
-        by_n.setdefault(citation.n, []).append(citation)
-    return [
-        Source(n, group[0].evidence, tuple(dict.fromkeys(c.quote for c in group)))
-        for n, group in sorted(by_n.items())
-    ]
 
 
 def source_label(evidence: Evidence) -> str:

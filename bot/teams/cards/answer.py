@@ -3,6 +3,7 @@ feedback buttons and a footer, shrunk step by step until the activity fits Teams
 
 from __future__ import annotations
 
+from bot.core.citations import Source, group_citations
 from bot.teams.cards.elements import (
     Json,
     adaptive_card,
@@ -15,8 +16,6 @@ from bot.teams.cards.elements import (
     text_block,
 )
 from bot.teams.cards.sources import (
-    Source,
-    group_citations,
     quote_container,
     quote_id,
     scope_footer,

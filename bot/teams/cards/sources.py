@@ -3,35 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from bot.core.citations import Source
 from bot.teams.cards.elements import Json, clip, link_run, neutral, one_line, rich_text, run
-from rag import AskResult, Citation, Evidence
+from rag import AskResult, Evidence
 
 LABEL_MAX = 120
 OWNER_MAX = 50
 UPDATED_MAX = 25
 SCOPE_MAX = 60
 _QUOTE_REST_MIN = 40
-
-
-@dataclass(frozen=True)
-class Source:
-    """One citation number: several quotes may cite the same excerpt."""
-
-    n: int
-    evidence: Evidence
-    quotes: tuple[str, ...]
-
-
-def group_citations(citations: Iterable[Citation]) -> list[Source]:
-    by_n: dict[int, list[Citation]] = {}
-    for citation in citations:
-        by_n.setdefault(citation.n, []).append(citation)
-    return [
-        Source(n, group[0].evidence, tuple(dict.fromkeys(c.quote for c in group)))
-        for n, group in sorted(by_n.items())
-    ]
 
 
 def source_label(evidence: Evidence) -> str:
