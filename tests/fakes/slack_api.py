@@ -282,7 +282,6 @@ class FakeSlack:
         limit = int(body.get("limit") or 1000)
         return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
 
-
     def _history(self, body: dict[str, Any]) -> dict[str, Any]:
         """The channel's top-level posts since ``oldest``, newest first, as Slack lists them."""
         oldest = float(body.get("oldest") or 0)
