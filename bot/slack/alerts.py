@@ -33,7 +33,7 @@ class AlertText:
 
 
 def read_message(message: dict[str, Any]) -> AlertText:
-    lines: list[str] = []
+    lines: dict[str, None] = {}  # distinct lines in order (intake reads posts before the ack)
     service_fields: list[str] = []
     _add(lines, message.get("text"))
     for attachment in _dicts(message.get("attachments")):
@@ -101,12 +101,12 @@ def _dicts(value: object) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _add(lines: list[str], value: object) -> None:
+def _add(lines: dict[str, None], value: object) -> None:
     text = _plain(value)
     for line in text.splitlines():
         line = line.strip()
-        if line and line not in lines:
-            lines.append(line)
+        if line:
+            lines.setdefault(line)
 
 
 def _plain(value: object) -> str:
