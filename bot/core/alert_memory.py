@@ -12,13 +12,21 @@ from dataclasses import dataclass
 from rag import Store
 
 # Claimed when new, or when its last claim is older than the window; otherwise nobody gets it.
+# Until its card is posted, a claim's answer_id holds the claiming job's id (answer ids never
+# collide with it), so the same job run again knows the claim as its own.
 _CLAIM = """
-INSERT INTO alert_fingerprints (tenant_id, team_id, channel_id, fingerprint, alert_name)
-VALUES (%(tenant)s, %(team)s, %(channel)s, %(fingerprint)s, %(name)s)
+INSERT INTO alert_fingerprints (tenant_id, team_id, channel_id, fingerprint, alert_name, answer_id)
+VALUES (%(tenant)s, %(team)s, %(channel)s, %(fingerprint)s, %(name)s, %(claimant)s)
 ON CONFLICT (tenant_id, team_id, channel_id, fingerprint) DO UPDATE
-    SET claimed_at = now(), alert_name = excluded.alert_name, answer_id = NULL
+    SET claimed_at = now(), alert_name = excluded.alert_name, answer_id = excluded.answer_id
     WHERE alert_fingerprints.claimed_at < now() - make_interval(mins => %(window)s)
 RETURNING 1
+"""
+
+_CLAIMED_BY = """
+SELECT 1 FROM alert_fingerprints
+WHERE tenant_id = %(tenant)s AND team_id = %(team)s AND channel_id = %(channel)s
+  AND fingerprint = %(fingerprint)s AND answer_id IN (%(claimant)s, %(answer_id)s)
 """
 
 _MUTE = """
@@ -56,20 +64,27 @@ class AlertMemory:
             )
             return await cur.fetchone() is not None
 
-    async def claim(self, key: AlertKey) -> bool:
-        """True for the first sighting of this alert in this channel within the window."""
+    async def claim(
+        self, key: AlertKey, claimant: uuid.UUID, *, answer_id: str | None = None
+    ) -> bool:
+        """True for the first sighting of this alert in this channel within the window, and
+        again for the job that claimed it (``claimant``, run again after a crash; its claim
+        may already hold the job's ``answer_id``)."""
+        params = {
+            "tenant": key.tenant,
+            "team": key.team_id,
+            "channel": key.channel_id,
+            "fingerprint": key.fingerprint,
+            "name": key.name,
+            "window": self._window,
+            "claimant": claimant,
+            "answer_id": uuid.UUID(answer_id) if answer_id else None,
+        }
         async with self._store.pool.connection() as conn:
-            cur = await conn.execute(
-                _CLAIM,
-                {
-                    "tenant": key.tenant,
-                    "team": key.team_id,
-                    "channel": key.channel_id,
-                    "fingerprint": key.fingerprint,
-                    "name": key.name,
-                    "window": self._window,
-                },
-            )
+            cur = await conn.execute(_CLAIM, params)
+            if await cur.fetchone() is not None:
+                return True
+            cur = await conn.execute(_CLAIMED_BY, params)
             return await cur.fetchone() is not None
 
     async def record_answer(self, key: AlertKey, answer_id: str) -> None:

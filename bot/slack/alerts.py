@@ -33,24 +33,22 @@ class AlertText:
 
 
 def read_message(message: dict[str, Any]) -> AlertText:
-    lines: list[str] = []
+    lines: dict[str, None] = {}  # distinct lines in order (intake reads posts before the ack)
     service_fields: list[str] = []
     _add(lines, message.get("text"))
-    for attachment in message.get("attachments") or []:
-        if not isinstance(attachment, dict):
-            continue
+    for attachment in _dicts(message.get("attachments")):
         before = len(lines)
         for key in ("pretext", "author_name", "title", "text"):
             _add(lines, attachment.get(key))
-        for field in attachment.get("fields") or []:
+        for field in _dicts(attachment.get("fields")):
             title, value = _plain(field.get("title")), _plain(field.get("value"))
             if title.lower() in _SERVICE_FIELD_TITLES and value:
                 service_fields.append(value)
             _add(lines, f"{title}: {value}" if title and value else title or value)
         if len(lines) == before:  # the fallback only repeats the rest, when there is a rest
             _add(lines, attachment.get("fallback"))
-    for block in message.get("blocks") or []:
-        if isinstance(block, dict) and block.get("type") not in _SKIPPED_BLOCKS:
+    for block in _dicts(message.get("blocks")):
+        if str(block.get("type")) not in _SKIPPED_BLOCKS:
             for text in _block_texts(block):
                 _add(lines, text)
     text = "\n".join(lines)
@@ -97,12 +95,18 @@ def _block_texts(value: Any) -> list[str]:
     return texts
 
 
-def _add(lines: list[str], value: object) -> None:
+def _dicts(value: object) -> list[dict[str, Any]]:
+    """The objects in a list field; nothing for any other shape (intake reads posts before the
+    ack, so an odd payload must not raise)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _add(lines: dict[str, None], value: object) -> None:
     text = _plain(value)
     for line in text.splitlines():
         line = line.strip()
-        if line and line not in lines:
-            lines.append(line)
+        if line:
+            lines.setdefault(line)
 
 
 def _plain(value: object) -> str:

@@ -36,8 +36,8 @@ from bot.slack.failures import ErrorReporter
 from bot.slack.feedback_form import register_feedback_form
 from bot.slack.incident_actions import register_incident_actions
 from bot.slack.intake import build_intake_middleware
-from bot.slack.mentions import mention_job, register_mentions
-from bot.slack.message_events import register_message_events
+from bot.slack.mentions import register_mentions
+from bot.slack.message_events import event_job, register_message_events
 from bot.slack.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
 from bot.slack.retries import install_retry_handlers
 from bot.slack.shortcuts import register_shortcuts
@@ -85,7 +85,7 @@ def build_app(
         )
     install_retry_handlers(client)
     deduper = EventDeduper(store, queue=jobs)
-    intake = build_intake_middleware(deduper, metrics, mention_job)
+    intake = build_intake_middleware(deduper, metrics, event_job)
     signing_secret = _secret(settings.slack_signing_secret) or ""
     authorize: AsyncInstallationStoreAuthorize | None = None
     if oauth:
@@ -116,9 +116,9 @@ def build_app(
         job_handlers=job_handlers,
         clients=SlackClients(client, authorize),
     )
-    # The incident channel's listeners go first: the mention and action modules end with
+    # The incident channel's buttons go first: the mention and action modules end with
     # catch-alls, and Bolt runs only the first listener that matches.
-    register_message_events(app, bot)
+    register_message_events(bot)  # job handlers only: intake queues the messages it answers
     register_incident_actions(app, bot)
     register_mentions(app, bot)
     register_commands(app, bot)

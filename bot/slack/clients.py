@@ -17,14 +17,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.tenancy import origin_of
 
-_BOT_USER_TTL_S = 3600
+_AUTH_TTL_S = 3600
 
 
 class SlackClients:
     def __init__(self, client: AsyncWebClient, authorize: AsyncAuthorize | None) -> None:
         self._client = client
         self._authorize = authorize
-        self._bot_users: TTLCache[str, str] = TTLCache(maxsize=1000, ttl=_BOT_USER_TTL_S)
+        self._identities: TTLCache[str, tuple[str, str]] = TTLCache(maxsize=1000, ttl=_AUTH_TTL_S)
 
     async def for_request(self, body: dict[str, Any]) -> AsyncWebClient | None:
         """The client for the workspace ``body`` came from; None when it is not installed."""
@@ -55,16 +55,36 @@ class SlackClients:
 
     async def bot_user_id(self, client: AsyncWebClient, body: dict[str, Any]) -> str | None:
         """The bot's own user id: from the event's authorizations, else ``auth.test`` (cached)."""
-        for authorization in body.get("authorizations") or []:
-            if isinstance(authorization, dict) and authorization.get("is_bot"):
-                user_id = authorization.get("user_id")
-                if isinstance(user_id, str) and user_id:
-                    return user_id
+        return authorized_bot_user(body) or (await self._identity(client))[0] or None
+
+    async def sent_by_bot(self, client: AsyncWebClient, body: dict[str, Any]) -> bool:
+        """Whether the event's message is the bot's own (by its user id or its bot id): a
+        queued message never passed Bolt's own check for self events, so it is made here."""
+        event = body.get("event") or {}
+        user, bot_id = event.get("user"), event.get("bot_id")
+        if user and user == await self.bot_user_id(client, body):
+            return True
+        return bool(bot_id) and bot_id == (await self._identity(client))[1]
+
+    async def _identity(self, client: AsyncWebClient) -> tuple[str, str]:
+        """(user id, bot id) of the token's bot, from ``auth.test``, cached per token."""
         token = client.token or ""
-        if token not in self._bot_users:
+        if token not in self._identities:
             response = await client.auth_test()
-            self._bot_users[token] = str(response.get("user_id") or "")
-        return self._bot_users[token] or None
+            user_id, bot_id = response.get("user_id"), response.get("bot_id")
+            self._identities[token] = (str(user_id or ""), str(bot_id or ""))
+        return self._identities[token]
+
+
+def authorized_bot_user(body: dict[str, Any]) -> str | None:
+    """The bot's user id as the event's ``authorizations`` name it (no call: safe at intake)."""
+    authorizations = body.get("authorizations")
+    for authorization in authorizations if isinstance(authorizations, list) else []:
+        if isinstance(authorization, dict) and authorization.get("is_bot"):
+            user_id = authorization.get("user_id")
+            if isinstance(user_id, str) and user_id:
+                return user_id
+    return None
 
 
 def requester(body: dict[str, Any]) -> str | None:

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 WORKING_REACTION = "mag"
 # Message metadata on every card a job posts: {"job_id", "answer_id"} as the event payload.
 ANSWER_EVENT = "runbook_answer"
-# Thread replies read when looking for a job's card: it follows the asker's message closely.
+# Messages read when looking for a job's card: it follows the asker's message closely.
 _REPLIES_LIMIT = 100
 # The post went nowhere because of where it was aimed, not because Slack failed.
 UNREACHABLE_CHANNEL = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
@@ -102,12 +102,12 @@ class Delivery:
         client: AsyncWebClient,
         *,
         channel: str,
-        thread_ts: str,
+        thread_ts: str | None,
         card: Card,
         tag: PostTag,
         look_first: bool,
     ) -> str:
-        """Post ``card`` in the thread unless it is there already; returns its ts.
+        """Post ``card`` in the thread (or top-level) unless it is there already; returns its ts.
 
         ``look_first`` for a re-run (an earlier run may have posted it). A post whose outcome
         is unknown is looked for before it is sent again, once; if Slack still fails, the
@@ -126,22 +126,32 @@ class Delivery:
         return await self.post(client, channel=channel, thread_ts=thread_ts, card=card, tag=tag)
 
     async def find_tagged(
-        self, client: AsyncWebClient, channel: str, thread_ts: str, tag: PostTag
+        self, client: AsyncWebClient, channel: str, thread_ts: str | None, tag: PostTag
     ) -> str | None:
-        """The ts of this job's card in the thread, if Slack has it. Errors propagate: "could
+        """The ts of this job's card in the thread (without ``thread_ts``: among the channel's
+        top-level messages, as a DM's answers are), if Slack has it. Errors propagate: "could
         not look" is not "not there", and must not lead to a second post."""
-        try:
-            response = await self._call(
-                "conversations.replies",
-                client.conversations_replies(
-                    channel=channel,
-                    ts=thread_ts,
-                    oldest=tag.since,
-                    inclusive=True,
-                    limit=_REPLIES_LIMIT,
-                    include_all_metadata=True,
-                ),
+        if thread_ts is None:
+            method = "conversations.history"
+            listing = client.conversations_history(
+                channel=channel,
+                oldest=tag.since,
+                inclusive=True,
+                limit=_REPLIES_LIMIT,
+                include_all_metadata=True,
             )
+        else:
+            method = "conversations.replies"
+            listing = client.conversations_replies(
+                channel=channel,
+                ts=thread_ts,
+                oldest=tag.since,
+                inclusive=True,
+                limit=_REPLIES_LIMIT,
+                include_all_metadata=True,
+            )
+        try:
+            response = await self._call(method, listing)
         except SlackApiError as exc:
             if slack_error(exc) == "thread_not_found":
                 return None

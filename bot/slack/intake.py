@@ -1,5 +1,6 @@
 """Slack intake: count every verified delivery, drop duplicate Events API deliveries, and queue
-the ones that are work (a mention) in the same transaction as their dedupe claim.
+the ones that are work (a mention, or a message the bot answers unasked: an alert post, a
+follow-up, a DM) in the same transaction as their dedupe claim.
 
 Runs as Bolt's ``before_authorize`` middleware, so a duplicate costs no token lookup, and a
 queued event is acked without one: the job's worker looks the token up when it runs.

@@ -1,9 +1,10 @@
 """What every Slack job shares: queuing a request, and replying once in a thread or privately.
 
 A Slack job's payload is the verified request body itself (minus the legacy verification
-token), so a handler reads it exactly as a listener would. Replies in a thread carry the job id
-in message metadata and are looked for before a re-run posts; private replies go through the
-request's response_url while it lives (30 minutes, 5 uses) and to a DM after that.
+token), so a handler reads it exactly as a listener would. Replies in a thread (or top-level in
+a DM) carry the job id in message metadata and are looked for before a re-run posts; private
+replies go through the request's response_url while it lives (30 minutes, 5 uses) and to a DM
+after that.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ MENTION = "slack.mention"
 COMMAND = "slack.command"
 SHORTCUT = "slack.shortcut"
 RETRY = "slack.retry"
+# Messages the bot answers unasked (bot.slack.message_events routes them at intake).
+ALERT_POST = "slack.alert_post"
+FOLLOW_UP = "slack.follow_up"
+DIRECT_MESSAGE = "slack.direct_message"
 # Slack's limit is 30 minutes; past this a response_url reply may arrive after it expired.
 RESPONSE_URL_LIFETIME_S = 25 * 60
 
@@ -59,13 +64,14 @@ def permanent(exc: Exception) -> bool:
 
 @dataclass(frozen=True)
 class ThreadReply:
-    """Cards for one job in one thread, each posted at most once."""
+    """Cards for one job in one thread, each posted at most once. Without ``thread_ts`` the
+    cards go top-level (a DM's answers do), and are looked for in the channel's history."""
 
     bot: Bot
     client: AsyncWebClient
     job: Job
     channel: str
-    thread_ts: str
+    thread_ts: str | None
     since: str | None  # the asker's message: the job's cards come after it
 
     def tag(self, answer_id: str | None = None) -> PostTag:

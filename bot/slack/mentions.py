@@ -32,9 +32,10 @@ logger = logging.getLogger(__name__)
 
 def register_mentions(app: AsyncApp, bot: Bot) -> None:
     bot.job_handlers.register(MENTION, MentionJob(bot))
-    # Mentions never reach a listener (intake queued them); every other event type lands here
-    # and is acked with a 200 and dropped. Bolt would answer 404, which Slack retries and, if
-    # it keeps happening, answers by disabling the app's event subscriptions.
+    # Mentions and the messages the bot answers never reach a listener (intake queued them);
+    # every other event lands here and is acked with a 200 and dropped. Bolt would answer 404,
+    # which Slack retries and, if it keeps happening, answers by disabling the app's event
+    # subscriptions.
     app.event(re.compile(r".*"))(ignore_event)
 
 

@@ -12,7 +12,8 @@ method and consumed one per call; ``stored_then(...)`` makes a post that Slack k
 app never heard so (a 5xx or a dropped connection after storing it). ``auth.test`` answers for
 the team named in the token (``xoxb-T_ACME`` → ``T_ACME``), so one fake serves several
 workspaces. Posted messages are kept with their metadata, and ``conversations.replies`` returns
-a thread from them (metadata only with ``include_all_metadata``), as Slack does.
+a thread from them, ``conversations.history`` the top-level ones (metadata only with
+``include_all_metadata``), as Slack does.
 """
 
 from __future__ import annotations
@@ -233,6 +234,8 @@ class FakeSlack:
             return {"ok": True}
         if method == "conversations.replies":
             return self._replies(body)
+        if method == "conversations.history":
+            return self._history(body)
         if method == "oauth.v2.access":
             return _oauth_access(body)
         if method == "views.open":
@@ -278,6 +281,19 @@ class FakeSlack:
         messages = [root or {"ts": ts, "type": "message"}, *posts]
         limit = int(body.get("limit") or 1000)
         return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
+
+    def _history(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The channel's top-level posts since ``oldest``, newest first, as Slack lists them."""
+        oldest = float(body.get("oldest") or 0)
+        posts = [
+            m
+            for m in self.messages[str(body.get("channel"))]
+            if "thread_ts" not in m and float(m["ts"]) >= oldest
+        ]
+        if str(body.get("include_all_metadata")).lower() not in ("1", "true"):
+            posts = [{k: v for k, v in m.items() if k != "metadata"} for m in posts]
+        limit = int(body.get("limit") or 100)
+        return {"ok": True, "messages": posts[::-1][:limit], "has_more": len(posts) > limit}
 
 
 class Reply(NamedTuple):
