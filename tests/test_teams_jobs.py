@@ -113,7 +113,7 @@ async def test_a_job_past_its_deadline_replaces_searching_with_the_could_not_ans
 
 async def queued_answer(served: ServedTeams, activity: dict[str, Any]) -> Job:
     """The mention's job, queued and claimed here as a worker would (without waking one)."""
-    await asyncio.sleep(0.3)  # the worker's first look at the (empty) queue is over
+    await asyncio.sleep(1.0)  # the worker's first look at the (empty) queue is over
     parsed = Activity.model_validate(activity)
     request = AnswerRequest(
         reference=parsed.get_conversation_reference(),
