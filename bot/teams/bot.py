@@ -41,16 +41,14 @@ class TeamsBot(Conversation):
     job_handlers: JobHandlers
     teams_metrics: TeamsMetrics
 
-    async def accept(self, key: str | None, kind: str, payload: dict[str, Any]) -> bool:
-        """Claim a delivery and queue its job, before the request is answered. False for a copy
-        already taken (Teams redelivers after ~15 s), and for a claim held until the database
-        answers (then queued once, later). ``key`` None: nothing to dedupe on, a fresh one."""
+    async def accept(self, key: str | None, kind: str, payload: dict[str, Any]) -> None:
+        """Claim a delivery and queue its job, before the request is answered. Nothing is
+        queued for a copy already taken (Teams redelivers after ~15 s); a claim the database
+        did not take in time is held and queued once, later. ``key`` None: a fresh one."""
         key = key or f"teams:{kind}:{uuid.uuid4()}"
-        if await self.intake.first_delivery(key, JobRequest(kind, key, payload)):
-            return True
-        self.teams_metrics.duplicates_dropped.inc()
-        logger.info("Teams delivery %s not queued now (a duplicate, or held)", key)
-        return False
+        if not await self.intake.first_delivery(key, JobRequest(kind, key, payload)):
+            self.teams_metrics.duplicates_dropped.inc()
+            logger.info("Teams delivery %s not queued now (a duplicate, or held)", key)
 
     async def in_conversation(
         self,
