@@ -198,6 +198,8 @@ async def _serve_with(
             store=runtime.store,
             tasks=tasks,
             metrics=metrics,
+            jobs=jobs,
+            job_handlers=handlers,
         )
         surfaces.append(teams_routes(teams_app))
     worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))

@@ -18,14 +18,17 @@ from typing import Any
 import aiohttp
 from pydantic import SecretStr
 
+from bot.core.job_metrics import JobMetrics
+from bot.core.job_worker import JobHandlers, JobWorker
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
-from bot.core.tasks import BackgroundTasks
-from bot.server import build_web_app, serving
+from bot.server import build_web_app, serving, working
 from bot.teams.app import TeamsApp, build_teams_app
 from bot.teams.config import teams_mode
 from bot.teams.routes import MESSAGES_PATH, teams_routes
 from rag import RagService, Settings, Store
 from tests import credentials
+from tests.slack_harness import SettlingTasks, forget_unfinished_jobs
 
 APP_ID = "7e2a1b3c-4d5e-4f60-8a71-92b3c4d5e6f7"
 BOT = {"id": f"28:{APP_ID}", "name": "Runbook Bot"}
@@ -42,8 +45,9 @@ class ServedTeams:
     url: str
     messages_url: str
     app: TeamsApp
-    tasks: BackgroundTasks
+    tasks: SettlingTasks
     metrics: BotMetrics
+    jobs: JobQueue
 
     async def send(
         self, activity: dict[str, Any], *, token: str | None = None, header: str | None = None
@@ -76,21 +80,35 @@ def teams_settings(settings: Settings, *, jwks_url: str, local: bool) -> Setting
 async def served_teams(
     *, settings: Settings, service: RagService, store: Store
 ) -> AsyncIterator[ServedTeams]:
-    """On exit every background answer must have finished: a test never leaves work behind."""
-    tasks, metrics = BackgroundTasks(), BotMetrics()
-    app = build_teams_app(
-        settings=settings,
-        mode=teams_mode(settings),
-        service=service,
-        store=store,
-        tasks=tasks,
-        metrics=metrics,
-    )
-    web_app = build_web_app(surfaces=[teams_routes(app)])
-    async with serving(web_app, host="127.0.0.1", port=0) as port:
-        url = f"http://127.0.0.1:{port}"
-        yield ServedTeams(url, url + MESSAGES_PATH, app, tasks, metrics)
-        assert await tasks.drain(10) == 0
+    """The app and its job worker, as ``runbook serve`` runs them. On exit every job must have
+    finished: a test never leaves work behind."""
+    metrics, handlers = BotMetrics(), JobHandlers()
+    await forget_unfinished_jobs(store)
+    jobs = await JobQueue.open(store, settings)
+    tasks = SettlingTasks(jobs)
+    try:
+        app = build_teams_app(
+            settings=settings,
+            mode=teams_mode(settings),
+            service=service,
+            store=store,
+            tasks=tasks,
+            metrics=metrics,
+            jobs=jobs,
+            job_handlers=handlers,
+        )
+        worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
+        web_app = build_web_app(surfaces=[teams_routes(app)])
+        async with (
+            working(worker, tasks, drain_s=settings.drain_timeout_s),
+            serving(web_app, host="127.0.0.1", port=0) as port,
+        ):
+            url = f"http://127.0.0.1:{port}"
+            yield ServedTeams(url, url + MESSAGES_PATH, app, tasks, metrics, jobs)
+            assert await tasks.drain(10) == 0
+    finally:
+        await jobs.close()
+        await forget_unfinished_jobs(store)
 
 
 def new_id() -> str:

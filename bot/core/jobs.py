@@ -135,6 +135,13 @@ WHERE job_id = %(job_id)s
 RETURNING answer_id
 """
 
+# What a run did that a re-run must know (e.g. the id of a message it posted), merged into
+# the payload; only by the current claim, so a worker that lost its lease cannot overwrite it.
+_NOTE = """
+UPDATE jobs SET payload = payload || %(facts)s
+WHERE job_id = %(job_id)s AND lease_token = %(token)s
+"""
+
 _PRUNE = """
 DELETE FROM jobs
 WHERE state IN ('done', 'dead') AND finished_at < now() - make_interval(secs => %(keep_s)s)
@@ -306,6 +313,15 @@ class JobQueue:
             )
             row = await cur.fetchone()
         return answer_id if row is None else str(row[0])
+
+    async def note(self, job: Job, facts: dict[str, Any]) -> None:
+        """Keep ``facts`` in the job's payload: a re-run claims them with it, and this run's
+        own ``give_up`` (after its deadline cut ``run`` short) sees them in ``job.payload``."""
+        facts = storable_json(facts)
+        job.payload.update(facts)
+        params = {"job_id": job.job_id, "token": job.lease_token, "facts": Jsonb(facts)}
+        async with self.store.pool.connection() as conn:
+            await conn.execute(_NOTE, params)
 
     async def prune(self) -> int:
         """Delete finished jobs older than the retention window; returns how many."""

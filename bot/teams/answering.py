@@ -1,30 +1,34 @@
-"""The answer job: resolve the organisation, show "Searching…", ask, and put the card in place.
+"""The Teams answer jobs, run by the job worker on whichever replica claims them.
 
-Runs after the request was acknowledged (``run_in_background``); every outcome, failures
-included, ends as a card in the conversation, never as exception text.
+``teams.answer`` (a mention, a chat message, the "Ask runbooks" action): resolve the
+organisation, show "Searching…", ask, and put the card in place. ``teams.retry`` (the Retry
+button): ask a stored question again and replace its card for everyone. Every outcome, failures
+included, ends as a card in the conversation, never as exception text; a re-run reuses the
+answer an earlier run stored (``answer_for_job``) and the message it posted (``JobCard``).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import psycopg
-from microsoft_agents.activity import ConversationReference
 from microsoft_agents.hosting.core import ConnectorClientBase
 
-from bot.core.answers_store import Entry, Placement, StoredAnswer
-from bot.teams.bot import TeamsBot, run_in_background
+from bot.core.answers_store import Placement
+from bot.core.job_answers import answer_for_job
+from bot.core.jobs import Job
+from bot.teams.bot import TeamsBot
 from bot.teams.cards import (
     Json,
+    render_answer_gone,
     render_help,
     render_internal_error,
     render_not_connected,
     render_result,
-    render_searching,
     render_store_unavailable,
 )
-from bot.teams.delivery import ConnectorError
+from bot.teams.job_cards import JobCard
+from bot.teams.job_requests import ANSWER, RETRY, AnswerRequest, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import thread_root
 from rag import AskResult, StoreError
@@ -32,141 +36,146 @@ from rag import AskResult, StoreError
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+def register_answer_jobs(bot: TeamsBot) -> None:
+    bot.job_handlers.register(ANSWER, AnswerJob(bot))
+    bot.job_handlers.register(RETRY, RetryJob(bot))
+
+
 class AnswerJob:
-    """One question to answer into one conversation (a channel thread, a chat)."""
+    def __init__(self, bot: TeamsBot) -> None:
+        self.bot = bot
 
-    reference: ConversationReference
-    aad_tenant: str | None
-    channel_id: str | None
-    question: str
-    hints: tuple[str, ...]
-    entry: Entry
+    async def run(self, job: Job) -> None:
+        request = AnswerRequest.from_payload(job.payload)
 
+        async def answer(client: ConnectorClientBase) -> None:
+            card = JobCard(self.bot, client, job, request.reference)
+            await self._answer(job, request, card)
 
-def start_answer(bot: TeamsBot, job: AnswerJob) -> None:
-    run_in_background(bot.tasks, bot.in_conversation(job.reference, _Answer(bot, job).run))
+        await self.bot.in_conversation(request.reference, answer)
 
+    async def give_up(self, job: Job) -> None:
+        reference = AnswerRequest.from_payload(job.payload).reference
 
-def start_retry(
-    bot: TeamsBot, reference: ConversationReference, stored: StoredAnswer, message_id: str | None
-) -> None:
-    """Ask a stored question again and replace its card (``message_id``) with the new one."""
-    retry = _Retry(bot, reference, stored, message_id)
-    run_in_background(bot.tasks, bot.in_conversation(reference, retry.run))
+        async def timed_out(client: ConnectorClientBase) -> None:
+            await JobCard(self.bot, client, job, reference).give_up()
 
+        await self.bot.in_conversation(reference, timed_out)
 
-class _Answer:
-    def __init__(self, bot: TeamsBot, job: AnswerJob) -> None:
-        self.bot, self.job = bot, job
-
-    async def run(self, client: ConnectorClientBase) -> None:
-        bot, job = self.bot, self.job
-        placeholder: str | None = None
+    async def _answer(self, job: Job, request: AnswerRequest, card: JobCard) -> None:
+        bot, result = self.bot, None
         try:
-            tenant = await find_teams_tenant(bot.store, job.aad_tenant)
-            if tenant is None:
-                await self._post(client, render_not_connected(job.aad_tenant), "not_connected")
-                return
-            if not job.question:
-                await self._post(client, render_help(), "help")
-                return
-            placeholder = await _placeholder(bot, client, job.reference)
-            result = await self._ask(tenant)
-        except (StoreError, psycopg.OperationalError) as exc:
-            logger.warning("Teams answer failed, database unavailable: %s", type(exc).__name__)
-            await _finish(bot, client, self.job.reference, render_store_unavailable(), placeholder)
+            tenant = await find_teams_tenant(bot.store, request.aad_tenant)
+            if tenant is not None and request.question:
+                await card.placeholder()
+                result = await self._ask(job, request, tenant)
+        except Exception as exc:
+            await card.show(_failure_card(exc, "answer"))
             return
-        except Exception:
-            logger.exception("Teams answer failed")
-            await _finish(bot, client, self.job.reference, render_internal_error(), placeholder)
-            return
-        message_id = await _finish(bot, client, job.reference, render_result(result), placeholder)
-        bot.teams_metrics.answers_posted.labels(job.entry, result.status).inc()
-        if message_id and result.answer_id:
-            await bot.answers.record_delivery(
-                tenant, result.answer_id, message_ts=message_id, ephemeral=False
-            )
+        if tenant is None:
+            await _show(bot, card, render_not_connected(request.aad_tenant), request.entry)
+        elif result is None:
+            await _show(bot, card, render_help(), request.entry, status="help")
+        else:
+            await _show_result(bot, card, tenant, result, request.entry)
 
-    async def _ask(self, tenant: str) -> AskResult:
-        job = self.job
+    async def _ask(self, job: Job, request: AnswerRequest, tenant: str) -> AskResult:
+        reference = request.reference
         service = await self.bot.scope(
-            tenant, workspace_id=job.aad_tenant, channel_id=job.channel_id, hints=job.hints
+            tenant,
+            workspace_id=request.aad_tenant,
+            channel_id=request.channel_id,
+            hints=request.hints,
         )
-        conversation = job.reference.conversation
-        conversation_id = conversation.id if conversation else None
+        conversation_id = reference.conversation.id if reference.conversation else None
         placement = Placement(
-            entry=job.entry,
-            team_id=job.aad_tenant or "",
+            entry=request.entry,
+            team_id=request.aad_tenant or "",
             enterprise_id="",
-            channel_id=job.channel_id,
+            channel_id=request.channel_id,
             thread_ts=thread_root(conversation_id or ""),
             ephemeral=False,
             conversation_id=conversation_id,
-            service_url=job.reference.service_url,
-            activity_id=job.reference.activity_id,
+            service_url=reference.service_url,
+            activity_id=reference.activity_id,
         )
-        return await self.bot.ask(tenant, job.question, service=service, placement=placement)
+        return await answer_for_job(
+            self.bot,
+            self.bot.jobs,
+            job,
+            tenant,
+            request.question,
+            service=service,
+            placement=placement,
+        )
 
-    async def _post(self, client: ConnectorClientBase, card: Json, status: str) -> None:
+
+class RetryJob:
+    def __init__(self, bot: TeamsBot) -> None:
+        self.bot = bot
+
+    async def run(self, job: Job) -> None:
+        request = RetryRequest.from_payload(job.payload)
+
+        async def retry(client: ConnectorClientBase) -> None:
+            card = JobCard(self.bot, client, job, request.reference, replaces=request.message_id)
+            await self._retry(job, request, card)
+
+        await self.bot.in_conversation(request.reference, retry)
+
+    async def give_up(self, job: Job) -> None:
+        request = RetryRequest.from_payload(job.payload)
+
+        async def timed_out(client: ConnectorClientBase) -> None:
+            card = JobCard(self.bot, client, job, request.reference, replaces=request.message_id)
+            await card.give_up()
+
+        await self.bot.in_conversation(request.reference, timed_out)
+
+    async def _retry(self, job: Job, request: RetryRequest, card: JobCard) -> None:
+        bot = self.bot
         try:
-            await self.bot.delivery.post(client, self.job.reference, card)
-        except ConnectorError:
-            return  # counted and logged by the delivery; nowhere else to show it
-        self.bot.teams_metrics.answers_posted.labels(self.job.entry, status).inc()
-
-
-class _Retry:
-    def __init__(
-        self,
-        bot: TeamsBot,
-        reference: ConversationReference,
-        stored: StoredAnswer,
-        message_id: str | None,
-    ) -> None:
-        self.bot, self.reference, self.stored, self.message_id = bot, reference, stored, message_id
-
-    async def run(self, client: ConnectorClientBase) -> None:
-        bot, stored = self.bot, self.stored
-        try:
-            result = await bot.ask(
-                stored.tenant, stored.question, service=stored.service, placement=stored.placement
-            )
-        except (StoreError, psycopg.OperationalError) as exc:
-            logger.warning("Teams retry failed, database unavailable: %s", type(exc).__name__)
-            await _finish(bot, client, self.reference, render_store_unavailable(), self.message_id)
+            stored = await bot.answers.load(request.tenant, request.answer_id)
+            if stored is not None:
+                result = await answer_for_job(
+                    bot,
+                    bot.jobs,
+                    job,
+                    stored.tenant,
+                    stored.question,
+                    service=stored.service,
+                    placement=stored.placement,
+                )
+        except Exception as exc:
+            await card.show(_failure_card(exc, "retry"))
             return
-        except Exception:
-            logger.exception("Teams retry failed")
-            await _finish(bot, client, self.reference, render_internal_error(), self.message_id)
+        if stored is None:
+            await card.show(render_answer_gone())
             return
-        card = render_result(result)
-        message_id = await _finish(bot, client, self.reference, card, self.message_id)
-        bot.teams_metrics.answers_posted.labels("retry", result.status).inc()
-        if message_id and result.answer_id:
-            await bot.answers.record_delivery(
-                stored.tenant, result.answer_id, message_ts=message_id, ephemeral=False
-            )
+        await _show_result(bot, card, stored.tenant, result, "retry")
 
 
-async def _placeholder(
-    bot: TeamsBot, client: ConnectorClientBase, reference: ConversationReference
-) -> str | None:
-    """A "Searching runbooks…" card to update in place; the answer is posted anyway without."""
-    try:
-        return await bot.delivery.post(client, reference, render_searching()) or None
-    except ConnectorError:
-        return None
+def _failure_card(exc: Exception, what: str) -> Json:
+    if isinstance(exc, StoreError | psycopg.OperationalError):
+        logger.warning("Teams %s failed, database unavailable: %s", what, type(exc).__name__)
+        return render_store_unavailable()
+    logger.error("Teams %s failed", what, exc_info=exc)
+    return render_internal_error()
 
 
-async def _finish(
-    bot: TeamsBot,
-    client: ConnectorClientBase,
-    reference: ConversationReference,
-    card: Json,
-    placeholder: str | None,
-) -> str | None:
-    try:
-        return await bot.delivery.show(client, reference, card, placeholder=placeholder)
-    except ConnectorError:
-        return None
+async def _show(
+    bot: TeamsBot, card: JobCard, content: Json, entry: str, *, status: str = "not_connected"
+) -> None:
+    if await card.show(content):
+        bot.teams_metrics.answers_posted.labels(entry, status).inc()
+
+
+async def _show_result(
+    bot: TeamsBot, card: JobCard, tenant: str, result: AskResult, entry: str
+) -> None:
+    message_id = await card.show(render_result(result))
+    bot.teams_metrics.answers_posted.labels(entry, result.status).inc()
+    if message_id and result.answer_id:
+        await bot.answers.record_delivery(
+            tenant, result.answer_id, message_ts=message_id, ephemeral=False
+        )

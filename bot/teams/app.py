@@ -1,5 +1,8 @@
 """``build_teams_app``: the Agents SDK app and adapter wired to the core, security defaults on.
 
+Answer work is queued (``jobs``) before each request is answered; its handlers go into
+``job_handlers`` for the job worker of ``runbook serve``.
+
 Production: JWT validation with issuer checks (``bot.teams.auth``), the outbound service-URL
 validator on (only Microsoft's https connector hosts), MSAL tokens for outbound calls. Local
 mode: no token required or sent, loopback service URLs allowed.
@@ -26,8 +29,11 @@ from microsoft_agents.hosting.core.authorization import Connections
 
 from bot.core.answers_store import AnswerStore
 from bot.core.dedupe import EventDeduper
+from bot.core.job_worker import JobHandlers
+from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
+from bot.teams.answering import register_answer_jobs
 from bot.teams.auth import RequestAuthorizer, SigningKeys, auth_configuration
 from bot.teams.bot import TeamsBot
 from bot.teams.card_actions import register_card_actions
@@ -56,6 +62,8 @@ def build_teams_app(
     store: Store,
     tasks: BackgroundTasks,
     metrics: BotMetrics,
+    jobs: JobQueue,
+    job_handlers: JobHandlers,
 ) -> TeamsApp:
     if mode.kind is None or not settings.teams_app_id:
         raise ConfigurationError(mode.explain())
@@ -85,9 +93,12 @@ def build_teams_app(
         app_id=settings.teams_app_id,
         local=local,
         delivery=Delivery(teams_metrics),
-        deduper=EventDeduper(store),
+        intake=EventDeduper(store, queue=jobs),
+        jobs=jobs,
+        job_handlers=job_handlers,
         teams_metrics=teams_metrics,
     )
+    register_answer_jobs(bot)
     register_message_action(agent, bot)
     register_card_actions(agent, bot)
     register_messages(agent, bot)

@@ -1,11 +1,11 @@
 """What every Teams entry point shares: the channel-neutral core plus the SDK adapter and
-delivery, and the way answer work leaves the request."""
+delivery, and the queue that answer work leaves the request through."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +20,10 @@ from microsoft_agents.hosting.core import (
 
 from bot.core.conversation import Conversation
 from bot.core.dedupe import EventDeduper
-from bot.core.tasks import BackgroundTasks
+from bot.core.job_worker import JobHandlers
+from bot.core.jobs import JobQueue, JobRequest
 from bot.teams.delivery import Delivery
 from bot.teams.metrics import TeamsMetrics
-from bot.teams.threads import dedupe_key
 
 logger = logging.getLogger(__name__)
 
@@ -36,17 +36,19 @@ class TeamsBot(Conversation):
     app_id: str
     local: bool  # TEAMS_ALLOW_UNAUTHENTICATED: outbound calls go without a token
     delivery: Delivery
-    deduper: EventDeduper
+    intake: EventDeduper  # claims a delivery and queues its job in one transaction
+    jobs: JobQueue
+    job_handlers: JobHandlers
     teams_metrics: TeamsMetrics
 
-    async def first_delivery(self, activity: Activity) -> bool:
-        """False for a copy of an activity already taken (Teams redelivers after ~15 s)."""
-        key = dedupe_key(activity)
-        if key is None or await self.deduper.first_delivery(key):
-            return True
-        self.teams_metrics.duplicates_dropped.inc()
-        logger.info("dropped duplicate Teams activity %s", activity.id)
-        return False
+    async def accept(self, key: str | None, kind: str, payload: dict[str, Any]) -> None:
+        """Claim a delivery and queue its job, before the request is answered. Nothing is
+        queued for a copy already taken (Teams redelivers after ~15 s); a claim the database
+        did not take in time is held and queued once, later. ``key`` None: a fresh one."""
+        key = key or f"teams:{kind}:{uuid.uuid4()}"
+        if not await self.intake.first_delivery(key, JobRequest(kind, key, payload)):
+            self.teams_metrics.duplicates_dropped.inc()
+            logger.info("Teams delivery %s not queued now (a duplicate, or held)", key)
 
     async def in_conversation(
         self,
@@ -72,21 +74,3 @@ class TeamsBot(Conversation):
             )
         else:
             await self.adapter.continue_conversation(self.app_id, continuation, turn)
-
-
-def run_in_background(tasks: BackgroundTasks, work: Coroutine[Any, Any, None]) -> None:
-    """Start answer work after the HTTP response: the one place a durable job queue would
-    plug in. The task is adopted (drained on shutdown) as its first step."""
-
-    async def adopted() -> None:
-        tasks.adopt_current()
-        try:
-            await work
-        except Exception:
-            # Each job shows its own failure card; this only catches what could not even
-            # reach the conversation (e.g. no outbound token).
-            logger.exception("Teams background job failed")
-
-    # Until its first step runs, the loop's scheduled callback holds the task; from then on
-    # ``tasks`` does.
-    asyncio.get_running_loop().create_task(adopted())

@@ -1,8 +1,9 @@
 """Buttons on our cards: feedback (``Action.Execute`` verb ``feedback``) and Retry.
 
 A vote is stored once per user and answer (a second click changes it) and answered with the
-same card for the clicker, the vote acknowledged in place of the buttons. Retry answers with
-"Searching…" for the clicker and replaces the card for everyone when the new answer is ready.
+same card for the clicker, the vote acknowledged in place of the buttons (synchronously: the
+invoke's response is the answer). Retry queues a ``teams.retry`` job, answers with "Searching…"
+for the clicker, and the job replaces the card for everyone when the new answer is ready.
 Clients without ``Action.Execute`` send the ``Action.Submit`` fallback as a message instead.
 """
 
@@ -14,7 +15,6 @@ from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot.core.answers_store import StoredAnswer
-from bot.teams.answering import start_retry
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import (
     Json,
@@ -24,8 +24,9 @@ from bot.teams.cards import (
     render_searching,
 )
 from bot.teams.invokes import as_dict, card_response, respond, value_of
+from bot.teams.job_requests import RETRY, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
-from bot.teams.threads import aad_tenant_of
+from bot.teams.threads import aad_tenant_of, dedupe_key
 
 CARD_VERBS = frozenset({"feedback", "retry"})
 VOTES = frozenset({"up", "down"})
@@ -60,7 +61,7 @@ async def _act(bot: TeamsBot, activity: Activity, verb: str, data: dict[str, Any
         stored = await bot.answers.load(tenant, answer_id)
         if stored is None:
             return render_answer_gone()
-        _retry(bot, activity, stored)
+        await _retry(bot, activity, stored)
         return render_searching()
     vote = data.get("vote")
     user = activity.from_property.aad_object_id or activity.from_property.id
@@ -72,7 +73,7 @@ async def _act(bot: TeamsBot, activity: Activity, verb: str, data: dict[str, Any
     return render_result(stored.result, vote=str(vote)) if stored else render_answer_gone()
 
 
-def _retry(bot: TeamsBot, activity: Activity, stored: StoredAnswer) -> None:
+async def _retry(bot: TeamsBot, activity: Activity, stored: StoredAnswer) -> None:
     reference = activity.get_conversation_reference().model_copy(update={"activity_id": None})
     placement = stored.placement
     if placement.conversation_id and placement.service_url and reference.conversation:
@@ -80,4 +81,10 @@ def _retry(bot: TeamsBot, activity: Activity, stored: StoredAnswer) -> None:
         reference = reference.model_copy(
             update={"conversation": conversation, "service_url": placement.service_url}
         )
-    start_retry(bot, reference, stored, stored.message_ts or activity.reply_to_id)
+    request = RetryRequest(
+        reference=reference,
+        tenant=stored.tenant,
+        answer_id=stored.answer_id,
+        message_id=stored.message_ts or activity.reply_to_id,
+    )
+    await bot.accept(dedupe_key(activity), RETRY, request.payload())

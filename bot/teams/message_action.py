@@ -1,8 +1,8 @@
 """The "Ask runbooks" message action (command id ``askRunbooks``) on an alert post.
 
 ``composeExtension/fetchTask`` opens a dialog with the question built from the post;
-``composeExtension/submitAction`` answers 200 at once (Teams allows 5 s) and the answer card is
-then posted into the post's thread.
+``composeExtension/submitAction`` queues a ``teams.answer`` job and answers 200 at once (Teams
+allows 5 s); the answer card is then posted into the post's thread by the job worker.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot.teams.alerts import read_message_payload
-from bot.teams.answering import AnswerJob, start_answer
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import QUESTION_INPUT, neutral, render_question_dialog
 from bot.teams.invokes import as_dict, respond, value_of
+from bot.teams.job_requests import ANSWER, AnswerRequest
 from bot.teams.threads import (
     aad_tenant_of,
     alert_thread_reference,
@@ -45,16 +45,15 @@ def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> 
         typed = as_dict(value.get("data")).get(QUESTION_INPUT)
         question = fit_question(typed if isinstance(typed, str) else alert.question, max_chars)
         message_id = _message_id(payload)
-        if await bot.first_delivery(activity) and await _first_ask(bot, activity, question):
-            job = AnswerJob(
-                reference=alert_thread_reference(activity, message_id),
-                aad_tenant=aad_tenant_of(activity),
-                channel_id=channel_of(activity),
-                question=question,
-                hints=alert.hints,
-                entry="shortcut",
-            )
-            start_answer(bot, job)
+        request = AnswerRequest(
+            reference=alert_thread_reference(activity, message_id),
+            aad_tenant=aad_tenant_of(activity),
+            channel_id=channel_of(activity),
+            question=question,
+            hints=alert.hints,
+            entry="shortcut",
+        )
+        await bot.accept(_ask_key(activity, question), ANSWER, request.payload())
         await respond(context)  # 200, no body: the answer follows in the thread
 
     app.invoke("composeExtension/fetchTask")(fetch_task)
@@ -70,16 +69,17 @@ def fit_question(text: str, max_chars: int) -> str:
     return cut.rsplit(" ", 1)[0] if " " in cut else cut
 
 
-async def _first_ask(bot: TeamsBot, activity: Activity, question: str) -> bool:
-    """Teams retries a slow submit with a new invoke id: the same user asking the same
-    question about the same post within the dedupe window is one ask."""
+def _ask_key(activity: Activity, question: str) -> str:
+    """The submit's dedupe key. Teams retries a slow submit with a new invoke id: the same user
+    asking the same question about the same post within the dedupe window is one ask (a
+    redelivered invoke, same id, has the same key too)."""
     payload = value_of(activity).get("messagePayload")
     user = activity.from_property.aad_object_id or activity.from_property.id or ""
     conversation = base_conversation_id(activity.conversation.id if activity.conversation else "")
     digest = hashlib.sha256(
         "\n".join((conversation, str(_message_id(payload)), user, question)).encode()
     ).hexdigest()[:32]
-    return await bot.deduper.first_delivery(f"teams-action:{digest}")
+    return f"teams-action:{digest}"
 
 
 def _message_id(payload: object) -> str | None:

@@ -1,7 +1,8 @@
 """Messages to the bot: an @mention in a channel post or thread, a 1:1 or group chat message.
 
-Answered with HTTP 202 at once; the answer card follows in the same thread (the mention's
-conversation id already carries ``;messageid=ROOT``) from a background job. A bare mention gets
+Queued as a ``teams.answer`` job (with its dedupe claim) and answered with HTTP 202; the answer
+card follows in the same thread (the mention's conversation id already carries
+``;messageid=ROOT``) from whichever replica's worker claims the job. A bare mention gets
 the help card. ``Action.Submit`` clicks from clients without ``Action.Execute`` arrive here too.
 """
 
@@ -13,11 +14,11 @@ from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot.core.conversation import storable
-from bot.teams.answering import AnswerJob, start_answer
 from bot.teams.bot import TeamsBot
 from bot.teams.card_actions import CARD_VERBS, on_card_submit
 from bot.teams.cards import neutral
-from bot.teams.threads import aad_tenant_of, channel_of
+from bot.teams.job_requests import ANSWER, AnswerRequest
+from bot.teams.threads import aad_tenant_of, channel_of, dedupe_key
 
 
 def register_messages(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
@@ -28,9 +29,7 @@ def register_messages(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
         if isinstance(value, dict) and value.get("verb") in CARD_VERBS:
             await on_card_submit(bot, activity, value)
             return
-        if not await bot.first_delivery(activity):
-            return
-        job = AnswerJob(
+        request = AnswerRequest(
             reference=activity.get_conversation_reference(),
             aad_tenant=aad_tenant_of(activity),
             channel_id=channel_of(activity),
@@ -38,7 +37,7 @@ def register_messages(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
             hints=(),
             entry="mention",
         )
-        start_answer(bot, job)
+        await bot.accept(dedupe_key(activity), ANSWER, request.payload())
 
     async def ignore(context: TurnContext, state: TurnState) -> None:
         """Installs, membership changes, reactions, typing: nothing to answer."""

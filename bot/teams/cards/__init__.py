@@ -24,6 +24,7 @@ from bot.teams.cards.notices import (
     render_not_connected,
     render_searching,
     render_store_unavailable,
+    render_timed_out,
 )
 from bot.teams.cards.outcomes import render_error, render_no_evidence
 from rag import AskResult
@@ -47,6 +48,7 @@ __all__ = [
     "render_result",
     "render_searching",
     "render_store_unavailable",
+    "render_timed_out",
 ]
 
 

@@ -1,4 +1,5 @@
-"""Fixed cards: not connected, help, searching placeholder, database down, internal error."""
+"""Fixed cards: not connected, help, searching placeholder, database down, internal error, and
+a question that could not be answered in time."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ STORE_UNAVAILABLE = (
     "The runbook database is unavailable, so this question was not answered. Try again in a minute."
 )
 SEARCHING = "Searching runbooks…"
+TIMED_OUT = (
+    "runbook-bot could not answer this question in time, so it was not answered. "
+    "Ask again to get a fresh answer."
+)
 
 
 def render_not_connected(aad_tenant_id: str | None) -> Json:
@@ -71,3 +76,12 @@ def render_store_unavailable() -> Json:
 def render_answer_gone() -> Json:
     """A button on an answer this organisation no longer has (deleted, or never ours)."""
     return adaptive_card([text_block("This answer is no longer available; ask again.")])
+
+
+def render_timed_out() -> Json:
+    """A queued question past its deadline (or out of attempts): say so, never stay silent."""
+    body = [
+        text_block("Could not answer in time", size="Large", weight="Bolder"),
+        text_block(TIMED_OUT),
+    ]
+    return adaptive_card(body)
