@@ -56,40 +56,30 @@ class CappedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
         return retry_after(response) <= self.max_wait_s
 
 
-class RepeatableServerErrorRetryHandler(AsyncServerErrorRetryHandler):
+class _NeverRepeatsAPost(AsyncRetryHandler):
+    """Mixed in before a built-in handler: calls that create a message are never repeated."""
+
+    async def _can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if api_method(request) in NOT_REPEATABLE:
+            return False
+        return await super()._can_retry_async(
+            state=state, request=request, response=response, error=error
+        )
+
+
+class RepeatableServerErrorRetryHandler(_NeverRepeatsAPost, AsyncServerErrorRetryHandler):
     """500/503 retried once, except for calls that create a message."""
 
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        if api_method(request) in NOT_REPEATABLE:
-            return False
-        return await super()._can_retry_async(
-            state=state, request=request, response=response, error=error
-        )
 
-
-class RepeatableConnectionErrorRetryHandler(AsyncConnectionErrorRetryHandler):
+class RepeatableConnectionErrorRetryHandler(_NeverRepeatsAPost, AsyncConnectionErrorRetryHandler):
     """A dropped connection retried once, except for calls that create a message."""
-
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        if api_method(request) in NOT_REPEATABLE:
-            return False
-        return await super()._can_retry_async(
-            state=state, request=request, response=response, error=error
-        )
 
 
 def api_method(request: HttpRequest) -> str:
