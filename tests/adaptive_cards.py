@@ -48,6 +48,20 @@ ELEMENTS: dict[str, tuple[set[str], set[str]]] = {  # type: (required, allowed b
             "inlineAction",
         },
     ),
+    "Input.ChoiceSet": (
+        {"id", "choices"},
+        {
+            "choices",
+            "label",
+            "style",
+            "isMultiSelect",
+            "isRequired",
+            "errorMessage",
+            "value",
+            "placeholder",
+            "wrap",
+        },
+    ),
 }
 TEXT_RUN = {"type", "text", "italic", "strikethrough", "highlight", "underline", "selectAction"}
 ACTIONS: dict[str, tuple[set[str], set[str]]] = {
@@ -135,6 +149,10 @@ def _element(element: Any, ids: list[str], toggles: list[str]) -> list[str]:
     problems += [f"{kind} has unknown property {k!r}" for k in set(element) - allowed - _ELEMENT]
     if isinstance(element.get("id"), str):
         ids.append(element["id"])
+    if kind == "Input.ChoiceSet":
+        for choice in _list(element.get("choices"), problems, "choices"):
+            if not isinstance(choice, dict) or set(choice) != {"title", "value"}:
+                problems.append(f"Input.ChoiceSet choice is not a title and value: {choice!r:.60}")
     if kind == "TextBlock" and not isinstance(element.get("text"), str):
         problems.append("TextBlock text is not a string")
     if kind == "RichTextBlock":

@@ -19,6 +19,8 @@ from typing import Protocol
 import psycopg
 from psycopg.rows import TupleRow
 
+from bot.core.answer_facts import fact_documents
+from bot.core.answers_store import StoredAnswer
 from bot.core.owners import route_for
 from rag import Store
 
@@ -134,6 +136,16 @@ class OwnerMessenger(Protocol):
 class CitedQuote:
     document_id: str
     quote: str | None
+
+
+def cited_quotes(stored: StoredAnswer) -> list[CitedQuote]:
+    """Each runbook the answer cited (or, without citations, the nearest) with its first quote."""
+    quotes: dict[str, str] = {}
+    for citation in sorted(stored.result.citations, key=lambda c: c.n):
+        quotes.setdefault(citation.evidence.document_id, citation.quote)
+    return [
+        CitedQuote(e.document_id, quotes.get(e.document_id)) for e in fact_documents(stored.result)
+    ]
 
 
 async def queue_owner_notes(

@@ -23,10 +23,9 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.answer_facts import fact_documents
 from bot.core.answers_store import StoredAnswer
 from bot.core.feedback_reasons import COMMENT_MAX, REASONS, record_reason
-from bot.core.owner_queue import CitedQuote, queue_owner_notes
+from bot.core.owner_queue import cited_quotes, queue_owner_notes
 from bot.slack.answering import Bot
 from bot.slack.blocks.text import mrkdwn
 from bot.slack.tenancy import origin_of, tenant_of
@@ -105,7 +104,7 @@ class FeedbackForm:
             return
         user_id = str((body.get("user") or {}).get("id") or "")
         comment = _typed(values, COMMENT_BLOCK)
-        cited = _cited(stored)
+        cited = cited_quotes(stored)
         if not await record_reason(
             self.bot.store,
             stored.tenant,
@@ -129,16 +128,6 @@ class FeedbackForm:
             team_id=stored.placement.team_id,
             enterprise_id=stored.placement.enterprise_id,
         )
-
-
-def _cited(stored: StoredAnswer) -> list[CitedQuote]:
-    """Each runbook the answer cited (or, without citations, the nearest) with its first quote."""
-    quotes: dict[str, str] = {}
-    for citation in sorted(stored.result.citations, key=lambda c: c.n):
-        quotes.setdefault(citation.evidence.document_id, citation.quote)
-    return [
-        CitedQuote(e.document_id, quotes.get(e.document_id)) for e in fact_documents(stored.result)
-    ]
 
 
 async def _permalink(client: AsyncWebClient, stored: StoredAnswer) -> str | None:

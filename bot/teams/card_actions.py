@@ -1,9 +1,12 @@
-"""Buttons on our cards: feedback (``Action.Execute`` verb ``feedback``) and Retry.
+"""Buttons on our cards: feedback (``Action.Execute`` verb ``feedback``), the 👎 reason form
+(verb ``feedbackReason``) and Retry.
 
 A vote is stored once per user and answer (a second click changes it) and answered with the
 same card for the clicker, the vote acknowledged in place of the buttons (synchronously: the
-invoke's response is the answer). Retry queues a ``teams.retry`` job, answers with "Searching…"
-for the clicker, and the job replaces the card for everyone when the new answer is ready.
+invoke's response is the answer); a 👎 also carries the reason form, whose reason is stored on
+that vote and queued for the cited runbooks' owners, as the Slack modal does. Retry queues a
+``teams.retry`` job, answers with "Searching…" for the clicker, and the job replaces the card
+for everyone when the new answer is ready.
 Clients without ``Action.Execute`` send the ``Action.Submit`` fallback as a message instead.
 """
 
@@ -15,8 +18,14 @@ from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
 from bot.core.answers_store import StoredAnswer
+from bot.core.feedback_reasons import REASONS, record_reason
+from bot.core.owner_queue import cited_quotes, queue_owner_notes
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import (
+    COMMENT_INPUT,
+    PICK_A_REASON,
+    REASON_INPUT,
+    REASON_VERB,
     Json,
     render_answer_gone,
     render_not_connected,
@@ -28,7 +37,7 @@ from bot.teams.job_requests import RETRY, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import aad_tenant_of, dedupe_key
 
-CARD_VERBS = frozenset({"feedback", "retry"})
+CARD_VERBS = frozenset({"feedback", REASON_VERB, "retry"})
 VOTES = frozenset({"up", "down"})
 
 
@@ -63,14 +72,55 @@ async def _act(bot: TeamsBot, activity: Activity, verb: str, data: dict[str, Any
             return render_answer_gone()
         await _retry(bot, activity, stored)
         return render_searching()
-    vote = data.get("vote")
     user = activity.from_property.aad_object_id or activity.from_property.id
+    if verb == REASON_VERB:
+        return await _reason(bot, tenant, answer_id, user, data) if user else render_answer_gone()
+    vote = data.get("vote")
     if vote not in VOTES or not user:
         return render_answer_gone()
     if not await bot.answers.record_feedback(tenant, answer_id, user, str(vote)):
         return render_answer_gone()
     stored = await bot.answers.load(tenant, answer_id)
     return render_result(stored.result, vote=str(vote)) if stored else render_answer_gone()
+
+
+async def _reason(
+    bot: TeamsBot, tenant: str, answer_id: str, user: str, data: dict[str, Any]
+) -> Json:
+    """Store the 👎's reason and queue it for the owners; no valid reason → the form again."""
+    stored = await bot.answers.load(tenant, answer_id)
+    if stored is None:
+        return render_answer_gone()
+    reason = data.get(REASON_INPUT)
+    if not isinstance(reason, str) or reason not in REASONS:
+        return render_result(stored.result, vote="down", reason_error=PICK_A_REASON)
+    typed = data.get(COMMENT_INPUT)
+    comment = typed if isinstance(typed, str) and typed.strip() else None
+    cited = cited_quotes(stored)
+    if not await record_reason(
+        bot.store,
+        stored.tenant,
+        stored.answer_id,
+        user,
+        reason=reason,
+        comment=comment,
+        documents=[c.document_id for c in cited],
+    ):
+        return render_answer_gone()
+    await queue_owner_notes(
+        bot.store,
+        stored.tenant,
+        stored.answer_id,
+        user,
+        reason=reason,
+        comment=comment,
+        question=stored.question,
+        cited=cited,
+        permalink=None,  # no Teams message link is built yet: the owner gets the quote
+        team_id=stored.placement.team_id,
+        enterprise_id=stored.placement.enterprise_id,
+    )
+    return render_result(stored.result, vote="down", reason=reason)
 
 
 async def _retry(bot: TeamsBot, activity: Activity, stored: StoredAnswer) -> None:

@@ -17,6 +17,12 @@ from bot.teams.cards.elements import (
     card_bytes,
     neutral,
 )
+from bot.teams.cards.feedback_form import (
+    COMMENT_INPUT,
+    PICK_A_REASON,
+    REASON_INPUT,
+    REASON_VERB,
+)
 from bot.teams.cards.notices import (
     render_answer_gone,
     render_help,
@@ -31,8 +37,12 @@ from rag import AskResult
 
 __all__ = [
     "ADAPTIVE_CARD",
+    "COMMENT_INPUT",
     "MAX_ACTIVITY_BYTES",
+    "PICK_A_REASON",
     "QUESTION_INPUT",
+    "REASON_INPUT",
+    "REASON_VERB",
     "Json",
     "attachment",
     "card_bytes",
@@ -52,10 +62,17 @@ __all__ = [
 ]
 
 
-def render_result(result: AskResult, *, vote: str | None = None) -> Json:
-    """The card for any ``ask`` outcome; ``vote`` acknowledges the viewer's feedback."""
+def render_result(
+    result: AskResult,
+    *,
+    vote: str | None = None,
+    reason: str | None = None,
+    reason_error: str | None = None,
+) -> Json:
+    """The card for any ``ask`` outcome; ``vote`` acknowledges the viewer's feedback, a 👎 with
+    the reason form (``reason_error`` above it when re-shown) until ``reason`` is given."""
     if result.status == "answered":
-        return render_answer(result, vote=vote)
+        return render_answer(result, vote=vote, reason=reason, reason_error=reason_error)
     if result.status == "abstained":
-        return render_no_evidence(result, vote=vote)
+        return render_no_evidence(result, vote=vote, reason=reason, reason_error=reason_error)
     return render_error(result)

@@ -15,6 +15,7 @@ from bot.teams.cards.elements import (
     run,
     text_block,
 )
+from bot.teams.cards.feedback_form import reason_form, reason_thanks
 from bot.teams.cards.sources import (
     quote_container,
     quote_id,
@@ -38,12 +39,20 @@ VOTE_ACKS = {
 }
 
 
-def render_answer(result: AskResult, *, vote: str | None = None) -> Json:
-    """``vote``: the clicker's recorded vote, shown instead of the feedback buttons."""
+def render_answer(
+    result: AskResult,
+    *,
+    vote: str | None = None,
+    reason: str | None = None,
+    reason_error: str | None = None,
+) -> Json:
+    """``vote``: the clicker's recorded vote, shown instead of the feedback buttons (a 👎 with
+    the reason form, or thanks for the ``reason`` given; ``reason_error`` when re-shown)."""
     sources = group_citations(result.citations)
+    feedback = feedback_part(result.answer_id, vote, reason=reason, reason_error=reason_error)
     card: Json = {}
     for answer_max, quote_max in _SIZES:
-        card = _card(result, sources, answer_max, quote_max, vote)
+        card = _card(result, sources, answer_max, quote_max, feedback)
         if fits(card):
             break
     return card
@@ -58,15 +67,31 @@ def feedback_actions(answer_id: str | None) -> list[Json]:
     ]
 
 
-def feedback_part(answer_id: str | None, vote: str | None) -> tuple[list[Json], list[Json]]:
-    """(body elements, card actions): the buttons, or the clicker's acknowledged vote."""
-    if vote in VOTE_ACKS:
-        return [text_block(VOTE_ACKS[vote], isSubtle=True, spacing="Medium")], []
-    return [], feedback_actions(answer_id)
+def feedback_part(
+    answer_id: str | None,
+    vote: str | None,
+    *,
+    reason: str | None = None,
+    reason_error: str | None = None,
+) -> tuple[list[Json], list[Json]]:
+    """(body elements, card actions): the buttons, or the clicker's acknowledged vote; a 👎
+    asks why (the reason form) until a reason is given."""
+    if vote not in VOTE_ACKS:
+        return [], feedback_actions(answer_id)
+    if vote == "down" and reason:
+        return [reason_thanks(reason)], []
+    body = [text_block(VOTE_ACKS[vote], isSubtle=True, spacing="Medium")]
+    if vote == "down" and answer_id:
+        body += reason_form(answer_id, error=reason_error)
+    return body, []
 
 
 def _card(
-    result: AskResult, sources: list[Source], answer_max: int, quote_max: int, vote: str | None
+    result: AskResult,
+    sources: list[Source],
+    answer_max: int,
+    quote_max: int,
+    feedback: tuple[list[Json], list[Json]],
 ) -> Json:
     shown = sources[:MAX_SOURCES]
     body = _answer_text(result.answer, answer_max)
@@ -87,7 +112,7 @@ def _card(
         # A top-level ActionSet: toggles inside the toggled region misrender on iOS.
         body.append({"type": "ActionSet", "actions": toggles})
         body += [quote_container(source, quote_max) for source in shown]
-    ack, actions = feedback_part(result.answer_id, vote)
+    ack, actions = feedback
     body += ack
     body.append(scope_footer(result, PROVIDER_NOTES.get(result.provider)))
     return adaptive_card(body, actions)

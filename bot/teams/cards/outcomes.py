@@ -32,7 +32,13 @@ NEXT_STEPS = (
 QUESTION_PROBLEM_MAX = 500
 
 
-def render_no_evidence(result: AskResult, *, vote: str | None = None) -> Json:
+def render_no_evidence(
+    result: AskResult,
+    *,
+    vote: str | None = None,
+    reason: str | None = None,
+    reason_error: str | None = None,
+) -> Json:
     """Every abstention reason: say so plainly, and list the tenant's nearest runbooks."""
     reason = ABSTENTION_REASONS.get(result.reason_code or "", UNKNOWN_ABSTENTION)
     body = [
@@ -44,7 +50,7 @@ def render_no_evidence(result: AskResult, *, vote: str | None = None) -> Json:
     if result.evidence:
         body += _documents("**Closest runbooks** (not close enough to answer from)", result)
     body.append(text_block(NEXT_STEPS, spacing="Medium"))
-    ack, actions = feedback_part(result.answer_id, vote)
+    ack, actions = feedback_part(result.answer_id, vote, reason=reason, reason_error=reason_error)
     body += ack
     body.append(scope_footer(result))
     return adaptive_card(body, actions)
