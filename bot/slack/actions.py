@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import StoredAnswer
-from bot.slack.answering import Bot, render_stored
+from bot.slack.answering import Bot
 from bot.slack.blocks import Card
 from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
 from bot.slack.feedback_form import open_reason_form
@@ -84,9 +84,7 @@ class ActionListener:
         if not await self.bot.answers.claim_share(stored.tenant, stored.answer_id, user):
             await self.bot.delivery.respond(respond, ALREADY_SHARED)
             return
-        card = render_stored(
-            stored, ephemeral=False, stale_after_days=self.bot.settings.stale_after_days
-        )
+        card = self.bot.stored_card(stored, ephemeral=False)
         channel = (body.get("container") or {}).get("channel_id") or stored.placement.channel_id
         try:
             if not await self._post_if_member(client, channel, stored.placement.thread_ts, card):
@@ -158,12 +156,7 @@ class ActionListener:
         if expanded is None:
             await self.bot.delivery.respond(respond, GONE)
             return
-        card = render_stored(
-            stored,
-            ephemeral=_is_ephemeral(body),
-            expanded=expanded,
-            stale_after_days=self.bot.settings.stale_after_days,
-        )
+        card = self.bot.stored_card(stored, ephemeral=_is_ephemeral(body), expanded=expanded)
         await self._replace(body, client, respond, card)
 
     async def _post_if_member(

@@ -25,7 +25,7 @@ from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
 from bot.slack.alert_classifier import AlertPost, classify_alert
 from bot.slack.alerts import fit_question
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.delivery import slack_error
 from bot.slack.followups import mentions_user
 from bot.slack.job_replies import ThreadReply, permanent
@@ -99,13 +99,7 @@ class AlertPostJob:
         if result.status != "answered":
             self.bot.metrics.answers_posted.labels("alert", "silent").inc()
             return
-        card = render(
-            result,
-            entry="alert",
-            question=question,
-            ephemeral=False,
-            stale_after_days=self.bot.settings.stale_after_days,
-        )
+        card = self.bot.card(result, entry="alert", question=question, ephemeral=False)
         reply = ThreadReply(self.bot, message.client, job, channel, ts, since=ts)
         # A re-run finds the card an earlier run posted, and records it again (idempotent).
         message_ts = await reply.send(card, answer_id=result.answer_id, look_first=True)

@@ -36,6 +36,36 @@ class Bot(Conversation):
             tenant, workspace_id=origin.team_id, channel_id=origin.channel_id, hints=hints
         )
 
+    def card(
+        self,
+        result: AskResult,
+        *,
+        entry: str,
+        question: str,
+        ephemeral: bool,
+        expanded: frozenset[int] = frozenset(),
+    ) -> Card:
+        """``render`` with this deployment's staleness threshold."""
+        return render(
+            result,
+            entry=entry,
+            question=question,
+            ephemeral=ephemeral,
+            stale_after_days=self.settings.stale_after_days,
+            expanded=expanded,
+        )
+
+    def stored_card(
+        self, stored: StoredAnswer, *, ephemeral: bool, expanded: frozenset[int] | None = None
+    ) -> Card:
+        """``render_stored`` with this deployment's staleness threshold."""
+        return render_stored(
+            stored,
+            ephemeral=ephemeral,
+            stale_after_days=self.settings.stale_after_days,
+            expanded=expanded,
+        )
+
 
 def render(
     result: AskResult,

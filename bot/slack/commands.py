@@ -16,7 +16,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from bot.core.answers_store import Placement
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.blocks import render_searching, render_timed_out, render_usage
 from bot.slack.job_replies import COMMAND, PrivateReply, queue_request
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
@@ -82,13 +82,7 @@ class CommandJob:
         result = await answer_for_job(
             self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
         )
-        card = render(
-            result,
-            entry="command",
-            question=question,
-            ephemeral=True,
-            stale_after_days=self.bot.settings.stale_after_days,
-        )
+        card = self.bot.card(result, entry="command", question=question, ephemeral=True)
         await reply.send(card, replace_original=True)
         self.bot.metrics.answers_posted.labels("command", result.status).inc()
 

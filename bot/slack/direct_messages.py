@@ -20,7 +20,7 @@ from bot.core.answers_store import Placement
 from bot.core.dm_intros import first_direct_message
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.blocks import (
     render_internal_error,
     render_not_connected,
@@ -108,13 +108,7 @@ class DirectMessageJob:
             result = await answer_for_job(
                 self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
             )
-            card = render(
-                result,
-                entry="dm",
-                question=question,
-                ephemeral=False,
-                stale_after_days=self.bot.settings.stale_after_days,
-            )
+            card = self.bot.card(result, entry="dm", question=question, ephemeral=False)
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("dm", result.status).inc()
         await self.bot.answers.record_delivery(

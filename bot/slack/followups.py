@@ -26,7 +26,7 @@ from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
 from bot.core.threads import followed_thread
 from bot.slack.alerts import fit_question
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.delivery import remove_working_mark, slack_error
 from bot.slack.job_replies import ThreadReply, permanent
 from bot.slack.progress import visible_progress
@@ -134,13 +134,7 @@ class FollowUpJob:
             if result.status != "answered":
                 self.bot.metrics.answers_posted.labels("follow_up", "silent").inc()
                 return
-            card = render(
-                result,
-                entry="follow_up",
-                question=asked,
-                ephemeral=False,
-                stale_after_days=self.bot.settings.stale_after_days,
-            )
+            card = self.bot.card(result, entry="follow_up", question=asked, ephemeral=False)
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("follow_up", result.status).inc()
         await self.bot.answers.record_delivery(

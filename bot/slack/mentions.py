@@ -20,7 +20,7 @@ from bot.core.answers_store import Placement
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job, JobRequest
 from bot.slack.alerts import AlertText, fit_question, read_message
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.blocks import render_internal_error, render_timed_out, render_usage
 from bot.slack.delivery import remove_working_mark
 from bot.slack.job_replies import MENTION, ThreadReply, job_request, permanent
@@ -144,13 +144,7 @@ class MentionJob:
             result = await answer_for_job(
                 self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
             )
-            card = render(
-                result,
-                entry="mention",
-                question=question,
-                ephemeral=False,
-                stale_after_days=self.bot.settings.stale_after_days,
-            )
+            card = self.bot.card(result, entry="mention", question=question, ephemeral=False)
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("mention", result.status).inc()
         await self.bot.answers.record_delivery(

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.blocks import Card, render_searching, render_timed_out
 from bot.slack.job_replies import PrivateReply
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
@@ -45,12 +45,8 @@ class RetryJob:
             placement=stored.placement,
         )
         ephemeral = is_ephemeral(body)
-        card = render(
-            result,
-            entry=stored.placement.entry,
-            question=stored.question,
-            ephemeral=ephemeral,
-            stale_after_days=self.bot.settings.stale_after_days,
+        card = self.bot.card(
+            result, entry=stored.placement.entry, question=stored.question, ephemeral=ephemeral
         )
         await self._replace(job, card)
         self.bot.metrics.answers_posted.labels("retry", result.status).inc()

@@ -17,7 +17,7 @@ from bot.core.answers_store import Placement
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
 from bot.slack.alerts import fit_question, read_message
-from bot.slack.answering import Bot, render
+from bot.slack.answering import Bot
 from bot.slack.blocks import Card, render_timed_out, render_usage
 from bot.slack.delivery import UNREACHABLE_CHANNEL, remove_working_mark, slack_error
 from bot.slack.job_replies import SHORTCUT, PrivateReply, ThreadReply, queue_request
@@ -81,13 +81,7 @@ class ShortcutJob:
                 self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
             )
             cards = [
-                render(
-                    result,
-                    entry="shortcut",
-                    question=question,
-                    ephemeral=ephemeral,
-                    stale_after_days=self.bot.settings.stale_after_days,
-                )
+                self.bot.card(result, entry="shortcut", question=question, ephemeral=ephemeral)
                 for ephemeral in (False, True)
             ]
             posted_ts = await self._post(thread, private, *cards, answer_id=result.answer_id)
