@@ -179,8 +179,12 @@ async def search(
     async with store.tenant_reader(tenant) as conn:
         if exact:
             # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
-            # btree index stay available.
+            # btree index stay available. The shared partitions have no HNSW at all. On a tenant's
+            # own partition Postgres 18 may still pick the disabled HNSW scan under a LIMIT (an
+            # ordered Append over one partition), so the walk is made exhaustive up to 1,000 rows.
             await conn.execute("SET LOCAL enable_indexscan = off")
+            await conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            await conn.execute("SET LOCAL hnsw.ef_search = 1000")
         else:
             # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass
             # the tenant filter, so a tenant in a large shared table still gets its top k.
