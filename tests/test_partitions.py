@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from pathlib import Path
 
 import psycopg
@@ -23,6 +25,7 @@ from rag.retrieve import Candidates, ScopeHints, search
 from tests.hash_embedder import HashEmbedder
 
 EMBEDDER = HashEmbedder(dim=16)
+REPO = Path(__file__).resolve().parents[1]
 
 # term_stats and tenant_text_stats rows that differ from a recount over the tenant's chunks.
 STATS_DRIFT = """
@@ -235,3 +238,36 @@ async def test_rebalance_of_an_unknown_tenant_or_threshold_below_one_is_a_clear_
         await rebalance(store, min_chunks=10, tenants=["nobody-here"])
     with pytest.raises(ConfigurationError, match="at least 1"):
         await rebalance(store, min_chunks=0, tenants=[])
+
+
+async def run_cli(database_url: str, *args: str) -> tuple[int, str]:
+    env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(REPO)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rag",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode()
+
+
+async def test_db_rebalance_command_prints_what_moves_and_rejects_an_unknown_tenant(
+    store: Store, limits: IngestLimits, database_url: str, unique_tenant: str, tmp_path: Path
+) -> None:
+    write_runbooks(tmp_path, 3)
+    await ingest(store, tmp_path, unique_tenant, limits)
+    rebalance_args = ("db", "rebalance", "--tenant", unique_tenant, "--min-chunks", "2")
+
+    dry_code, dry_out = await run_cli(database_url, *rebalance_args, "--dry-run")
+    code, out = await run_cli(database_url, *rebalance_args)
+    unknown_code, unknown_out = await run_cli(database_url, "db", "rebalance", "--tenant", "nope")
+
+    assert dry_code == 0 and f"would move to its own partition: {unique_tenant}" in dry_out
+    assert code == 0 and f"moved to its own partition: {unique_tenant}" in out
+    assert await own_partition(store, unique_tenant) is not None
+    assert unknown_code == 2 and "no such tenant: nope" in unknown_out
