@@ -271,3 +271,26 @@ async def test_db_rebalance_command_prints_what_moves_and_rejects_an_unknown_ten
     assert code == 0 and f"moved to its own partition: {unique_tenant}" in out
     assert await own_partition(store, unique_tenant) is not None
     assert unknown_code == 2 and "no such tenant: nope" in unknown_out
+
+
+async def test_a_tenant_partition_gets_an_hnsw_index_for_each_dimension_and_the_shared_none(
+    store: Store, limits: IngestLimits, unique_tenant: str, tmp_path: Path
+) -> None:
+    write_runbooks(tmp_path, 3)
+    await ingest(store, tmp_path, unique_tenant, limits)
+    await rebalance(store, min_chunks=1, tenants=[unique_tenant])
+    table = await own_partition(store, unique_tenant)
+
+    other_model = HashEmbedder(dim=8)
+    await ingest_path(
+        store, other_model, tmp_path, tenant=unique_tenant, prune=False, limits=limits
+    )
+
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT tablename, indexname FROM pg_indexes WHERE indexdef LIKE '%%USING hnsw%%' "
+            "AND (tablename = %s OR tablename LIKE 'chunks_shared%%')",
+            (table,),
+        )
+        hnsw = sorted(await cur.fetchall())
+    assert hnsw == [(table, f"{table}_hnsw_16"), (table, f"{table}_hnsw_8")]
