@@ -105,10 +105,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
         "half of it)",
     )
     rebalance.add_argument(
-        "--tenant", action="append", dest="tenants", help="only this tenant (repeatable)"
+        "--tenant",
+        action="append",
+        dest="tenants",
+        metavar="T",
+        help="only this tenant (repeatable)",
     )
     rebalance.add_argument(
-        "--min-chunks", type=int, help="threshold (default: RUNBOOK_PARTITION_MIN_CHUNKS)"
+        "--min-chunks",
+        type=int,
+        metavar="N",
+        help="threshold (default: RUNBOOK_PARTITION_MIN_CHUNKS)",
     )
     rebalance.add_argument("--dry-run", action="store_true", help="say what would move")
 
