@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bench.results_file import write_result
 from bench.scale_measure import BUCKETS, measure_scale
+from bench.store_layout import chunk_storage
 from bench.synthetic import SyntheticCorpus, SyntheticSpec, tenant_sizes
 from bench.synthetic_store import load_corpus
 from rag import Settings, Store
@@ -49,8 +50,9 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
             queries_per_bucket=6,
             warmup=1,
             exact_max=settings.exact_search_max_chunks,
-            variants=["hnsw_relaxed_order"],
+            variants=["shipped_statement", "work_mem_64mb"],
         )
+        storage = await chunk_storage(store, corpus.spec.chunks)
     finally:
         async with store.pool.connection() as conn:
             await conn.execute("DELETE FROM tenants WHERE tenant_id LIKE %s", (f"{prefix}%",))
@@ -61,7 +63,11 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
     for bucket in result["buckets"].values():
         assert bucket["queries"] == 6
         assert bucket["tenant_chunks"]["min"] >= 10
-        assert set(bucket["variants"]) == {"hnsw_relaxed_order"}
+        assert set(bucket["variants"]) == {"shipped_statement", "work_mem_64mb"}
+        for variant in bucket["variants"].values():
+            assert variant["recall_at_10"] == 1.0  # small tenants: the exact path
+            assert variant["short_results"] == 0
+            assert 0.0 <= variant["keyword_top10_overlap_with_shipped"] <= 1.0
         for path in ("exact", "hnsw", "service_rule"):
             figures = bucket[path]
             assert set(figures["hybrid_ms"]) == {"p50", "p95", "p99"}
@@ -78,6 +84,13 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
         "never_short_when_tenant_has_10",
         "hybrid_p95_le_50ms",
     }
-    assert result["sizes"]["hnsw_index_bytes"] > 0
+    assert result["variants"]["work_mem_64mb"] == {
+        "path": "service rule",
+        "settings": {"work_mem": "64MB"},
+    }
+    assert storage["partitions"] >= 1
+    assert {"hnsw", "gin", "btree"} <= set(storage["index_bytes"])
+    assert storage["chunks_total_bytes"] >= storage["chunks_table_bytes"] > 0
+    assert storage["bytes_per_million_chunks"] > 0
     assert {"exact", "hnsw"} <= set(result["explain_slowest_hybrid"])
     assert load["hnsw_build_seconds"] >= 0
