@@ -33,6 +33,7 @@ from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
 from rag.metrics import RagMetrics
 from rag.model_files import assemble_default_model
+from rag.partitions import RebalanceReport, rebalance
 from rag.rank import RRF_K, ScopeHints
 from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
@@ -69,6 +70,7 @@ __all__ = [
     "parse_source",
     "read_text",
     "resolve_database_url",
+    "rebalance",
     "search",
     "AnswerProviderError",
     "Answerer",
@@ -96,6 +98,7 @@ __all__ = [
     "QuoteSpan",
     "RagMetrics",
     "RagService",
+    "RebalanceReport",
     "RunbookError",
     "RunbookFormatError",
     "Runtime",

@@ -23,6 +23,8 @@ _TENANT_CHUNKS = """
 SELECT count(*) FROM chunks WHERE tenant_id = %(tenant)s AND NOT superseded
 """
 
+_OWN_PARTITION = "SELECT EXISTS (SELECT FROM tenant_partitions WHERE tenant_id = %(tenant)s)"
+
 
 @dataclass(frozen=True)
 class TenantCatalog:
@@ -35,6 +37,8 @@ class TenantCatalog:
     worded_names: tuple[tuple[frozenset[str], str], ...] = ()
     # The lowercased names of ``documents`` that are two words or more.
     distinctive: frozenset[str] = frozenset()
+    # Whether the tenant has a partition of its own, the only kind with HNSW indexes.
+    own_partition: bool = False
 
     @property
     def empty(self) -> bool:
@@ -94,6 +98,8 @@ class CatalogCache:
             rows = await cur.fetchall()
             cur = await conn.execute(_TENANT_CHUNKS, {"tenant": tenant})
             counted = await cur.fetchone()
+            cur = await conn.execute(_OWN_PARTITION, {"tenant": tenant})
+            partitioned = await cur.fetchone()
         services: set[str] = set()
         documents: dict[str, str] = {}
         models: set[str] = set()
@@ -118,6 +124,7 @@ class CatalogCache:
             counted[0] if counted else 0,
             tuple(worded.items()),
             frozenset(distinctive),
+            own_partition=bool(partitioned and partitioned[0]),
         )
         self._cache[tenant] = catalog
         return catalog

@@ -1,4 +1,4 @@
-"""Hybrid retrieval inside one tenant: pgvector HNSW + BM25 over Postgres full text.
+"""Hybrid retrieval inside one tenant: pgvector (halfvec) + BM25 over Postgres full text.
 
 Every query carries ``tenant_id = %(tenant)s AND NOT superseded`` in its own WHERE clause (and
 runs under row-level security); nothing is fetched across tenants and filtered afterwards. The
@@ -38,12 +38,12 @@ BM25_PARAMS = {"k1": 1.2, "b": 0.75, "heading_weight": 1.0}
 # The vector half of HYBRID_QUERY: the tenant's nearest chunks of the question's model. The hybrid
 # query embeds this very text, so a benchmark can time the shipped vector search on its own.
 VECTOR_QUERY = """
-SELECT chunk_id, embedding::vector({dim}) <=> %(embedding)s::vector({dim}) AS distance
+SELECT chunk_id, embedding::halfvec({dim}) <=> %(embedding)s::halfvec({dim}) AS distance
 FROM chunks
 WHERE tenant_id = %(tenant)s AND NOT superseded AND embedding_dim = {dim}
   AND embedding_model = %(model)s
   AND (%(service)s::text IS NULL OR service = %(service)s::text)
-ORDER BY embedding::vector({dim}) <=> %(embedding)s::vector({dim})
+ORDER BY embedding::halfvec({dim}) <=> %(embedding)s::halfvec({dim})
 LIMIT %(candidates)s
 """
 
@@ -95,7 +95,7 @@ keyword_hits AS (
 )
 SELECT c.chunk_id, c.document_id, c.version, d.title, c.heading_path, c.content, d.url, d.owner,
        d.updated, c.service,
-       1 - (c.embedding::vector({dim}) <=> %(embedding)s::vector({dim})) AS cosine,
+       1 - (c.embedding::halfvec({dim}) <=> %(embedding)s::halfvec({dim})) AS cosine,
        coalesce(k.bm25, 0.0) AS bm25,
        ARRAY(SELECT t.lexeme FROM terms AS t WHERE c.tsv @@ t.anywhere) AS matched,
        v.rank AS vector_rank, k.rank AS keyword_rank
@@ -162,8 +162,8 @@ async def search(
 
     ``model`` is the embedding model id of ``embedding``: vectors of another model of the same
     dimension are not comparable and never match. ``exact`` scans the tenant's own rows instead
-    of the shared HNSW graph: for a small tenant that is both faster and complete, where the
-    graph would have to be walked far past other tenants' vectors to find k of its own.
+    of walking an HNSW graph: the only path for a tenant in the shared partitions (they have no
+    HNSW index), and for a small tenant both faster and complete.
     """
     vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
     query = sql.SQL(HYBRID_QUERY).format(dim=sql.Literal(int(vector.shape[0])))

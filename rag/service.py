@@ -145,7 +145,12 @@ class RagService:
 
         started = time.perf_counter()
         fallback_reason = None
-        exact = catalog.chunk_count <= self.settings.exact_search_max_chunks
+        # The shared partitions have no HNSW index, so their tenants are always scanned
+        # exactly; a tenant with a partition of its own walks its own graph unless it is tiny.
+        exact = (
+            not catalog.own_partition
+            or catalog.chunk_count <= self.settings.exact_search_max_chunks
+        )
         candidates = await self._search(tenant, query, embedding, service, hints, exact)
         if service is not None:
             if not candidates.evidence:

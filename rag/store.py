@@ -21,6 +21,9 @@ from rag.settings import Settings
 
 logger = logging.getLogger(__name__)
 
+# The DEFAULT partition of ``chunks`` (hash-partitioned inside): every tenant without its own.
+SHARED_PARTITION = "chunks_shared"
+
 
 def start_embedded_server(pgdata: Path) -> str:
     """Start (or reuse) the embedded PostgreSQL under ``pgdata`` and return its URL.
@@ -120,20 +123,18 @@ class Store:
         await self.close()
 
     async def ensure_vector_index(self, dim: int) -> None:
-        """Create the HNSW (cosine) index for embeddings of dimension ``dim`` if missing.
+        """Give every tenant partition an HNSW (cosine) index for dimension ``dim`` if missing.
 
-        One partial expression index per dimension lets a model change coexist with old rows
-        without mixing dimensions; retrieval's WHERE repeats the predicate so the index applies.
+        Only partitions of their own have one (rag/partitions.py); the shared partitions hold
+        small tenants that retrieval scans exactly. One partial index per dimension lets a model
+        change coexist with old rows; retrieval's WHERE repeats the predicate so it applies.
         """
-        name = sql.Identifier(f"chunks_embedding_hnsw_{dim}")
-        statement = sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON chunks USING hnsw "
-            "((embedding::vector({dim})) vector_cosine_ops) WHERE embedding_dim = {dim}"
-        ).format(name=name, dim=sql.Literal(dim))
         async with self.pool.connection() as conn, conn.transaction():
             # Two ingests creating the same index at once would collide in the catalog.
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (dim,))
-            await conn.execute(statement)
+            cur = await conn.execute("SELECT table_name FROM tenant_partitions ORDER BY 1")
+            for (table,) in await cur.fetchall():
+                await conn.execute(vector_index_statement(table, dim))
 
     @asynccontextmanager
     async def tenant_reader(self, tenant: str) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
@@ -155,6 +156,18 @@ class Store:
                 await conn.execute("SELECT 1")
         except (psycopg.Error, TimeoutError) as exc:
             raise StoreError(f"database check failed: {type(exc).__name__}") from exc
+
+
+def vector_index_statement(table: str, dim: int) -> sql.Composed:
+    """The HNSW index of ``table`` (a tenant partition) for half-precision vectors of ``dim``."""
+    return sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
+        "((embedding::halfvec({dim})) halfvec_cosine_ops) WHERE embedding_dim = {dim}"
+    ).format(
+        name=sql.Identifier(f"{table}_hnsw_{dim}"),
+        table=sql.Identifier(table),
+        dim=sql.Literal(dim),
+    )
 
 
 def _redact(exc: Exception) -> str:
