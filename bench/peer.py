@@ -23,14 +23,20 @@ from pydantic import SecretStr
 from bench.peer_load import TABLE, load_peer, open_peer, peer_modules, sqlalchemy_url
 from bench.quiet import QuietRules, QuietWatch, benchmark_roots
 from bench.results_file import machine_facts, write_result
-from bench.scale_measure import bucket_queries, bucket_ranks
+from bench.scale_measure import bucket_queries, bucket_ranks, exact_flags
 from bench.scale_queries import exact_truth, run_hybrid, run_vector, without_vectors
 from bench.scale_report import server_facts
 from bench.scale_samples import K, Samples, recall_at_k
 from bench.scale_variants import EXACT, HNSW
-from bench.store_layout import partition_min_chunks
+from bench.store_layout import own_partition_tenants, service_scans_exactly
 from bench.synthetic import Query, SyntheticCorpus, SyntheticSpec
-from bench.synthetic_store import load_corpus, mark_database, prepare_database, size_label
+from bench.synthetic_store import (
+    load_corpus,
+    mark_database,
+    prepare_database,
+    size_label,
+    store_fingerprint,
+)
 from rag import CANDIDATES_PER_RETRIEVER, Settings, Store, open_store, resolve_database_url
 
 TARGET_RATIO = 3.0
@@ -83,18 +89,23 @@ async def measure_peer(
 ) -> dict[str, Any]:
     buckets: dict[str, Any] = {}
     candidates = CANDIDATES_PER_RETRIEVER
-    for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
+    own = await own_partition_tenants(ours)
+    exact_of_rank = exact_flags(corpus, own, exact_max)
+    for bucket, ranks in bucket_ranks(corpus.sizes, exact_of_rank).items():
         for query in bucket_queries(corpus, ranks, warmup, stream=2):
             await _peer_search(peer, query)
-            await run_hybrid(
-                ours, query, exact=query.tenant_chunks <= exact_max, candidates=candidates
+            exact = service_scans_exactly(
+                query.tenant, query.tenant_chunks, own=own, exact_max=exact_max
             )
+            await run_hybrid(ours, query, exact=exact, candidates=candidates)
         theirs, mine = Samples(), Samples()
         slowest: tuple[float, Query] | None = None
         queries = bucket_queries(corpus, ranks, queries_per_bucket, stream=1)
         for number, query in enumerate(queries):
             expected = min(K, query.tenant_chunks)
-            exact = query.tenant_chunks <= exact_max
+            exact = service_scans_exactly(
+                query.tenant, query.tenant_chunks, own=own, exact_max=exact_max
+            )
             their_truth = await _peer_truth(peer_store, query)
             our_truth = await exact_truth(ours, query, dim=corpus.spec.dim)
             mode = EXACT if exact else HNSW
@@ -240,9 +251,8 @@ async def _measure_against_ours(
 ) -> dict[str, Any]:
     spec = corpus.spec
     ours_name = f"runbook_bench_scale_{label}".replace("-", "_")
-    ours_info, ours_marker = await prepare_database(
-        base_url, ours_name, spec.as_json(), rebuild=False
-    )
+    fingerprint = store_fingerprint(spec, partition_min_chunks=settings.partition_min_chunks)
+    ours_info, ours_marker = await prepare_database(base_url, ours_name, fingerprint, rebuild=False)
     ours_settings = settings.model_copy(update={"database_url": SecretStr(ours_info)})
     async with open_store(ours_settings) as ours:
         if ours_marker is None:
@@ -251,9 +261,9 @@ async def _measure_against_ours(
                 corpus,
                 conninfo=ours_info,
                 bulk=True,
-                partition_min_chunks=partition_min_chunks(settings),
+                partition_min_chunks=settings.partition_min_chunks,
             )
-            await mark_database(base_url, ours_name, {"spec": spec.as_json(), "load": load})
+            await mark_database(base_url, ours_name, {"spec": fingerprint, "load": load})
         watch = QuietWatch(rules, roots=await benchmark_roots(ours))
         await watch.start()
         buckets = await measure_peer(
@@ -271,9 +281,10 @@ async def _measure_against_ours(
             **verdict,
             "machine": {**await machine_facts(ours), "server": await server_facts(ours)},
             "ours": "the vector query alone and retrieve.search() (vector + full text, "
-            "RRF), each on the path the service's rule picks (exact when the tenant has "
-            f"<= {settings.exact_search_max_chunks} chunks); peer and ours interleaved",
-            "spec": spec.as_json(),
+            "RRF), each on the path the service's rule picks (exact unless the tenant has a "
+            f"partition of its own and more than {settings.exact_search_max_chunks} chunks); "
+            "peer and ours interleaved",
+            "spec": fingerprint,
             "buckets": buckets,
         }
 

@@ -2,10 +2,10 @@
 
 Per tenant-size bucket it times the vector search and the full hybrid ``search()`` on both paths
 (exact tenant scan, HNSW iterative scan), scores filtered recall@10 against brute force within the
-tenant, counts short results, and reports what the service's ``exact_search_max_chunks`` rule
-picks. Query embedding is excluded: the queries carry synthetic vectors. Loading may run on a
-busy machine; measuring starts only on a quiet one and is reported invalid if it did not stay so
-(``bench/quiet.py``).
+tenant, counts short results, and reports the path the service picks (exact unless the tenant
+has a partition of its own and more than ``exact_search_max_chunks`` chunks). Query embedding is
+excluded: the queries carry synthetic vectors. Loading may run on a busy machine; measuring
+starts only on a quiet one and is reported invalid if it did not stay so (``bench/quiet.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,15 @@ from bench.results_file import machine_facts, write_result
 from bench.scale_measure import measure_scale
 from bench.scale_report import corpus_description, server_facts
 from bench.scale_variants import VARIANTS
-from bench.store_layout import chunk_storage, partition_min_chunks
+from bench.store_layout import chunk_storage
 from bench.synthetic import SyntheticCorpus, SyntheticSpec
-from bench.synthetic_store import load_corpus, mark_database, prepare_database, size_label
+from bench.synthetic_store import (
+    load_corpus,
+    mark_database,
+    prepare_database,
+    size_label,
+    store_fingerprint,
+)
 from rag import (
     CANDIDATES_PER_RETRIEVER,
     ConfigurationError,
@@ -61,7 +67,8 @@ async def run_scale_benchmark(
     name = f"scale-{size_label(chunks)}" + ("" if tenants == 1000 else f"-{tenants}t")
     database = "runbook_bench_" + name.replace("-", "_")
     base_url = await resolve_database_url(settings)
-    conninfo, marker = await prepare_database(base_url, database, spec.as_json(), rebuild=rebuild)
+    fingerprint = store_fingerprint(spec, partition_min_chunks=settings.partition_min_chunks)
+    conninfo, marker = await prepare_database(base_url, database, fingerprint, rebuild=rebuild)
     bench_settings = settings.model_copy(update={"database_url": SecretStr(conninfo)})
     async with open_store(bench_settings) as store:
         if marker is None:
@@ -70,13 +77,13 @@ async def run_scale_benchmark(
                 corpus,
                 conninfo=conninfo,
                 bulk=True,
-                partition_min_chunks=partition_min_chunks(settings),
+                partition_min_chunks=settings.partition_min_chunks,
             )
-            await mark_database(base_url, database, {"spec": spec.as_json(), "load": load})
+            await mark_database(base_url, database, {"spec": fingerprint, "load": load})
         else:
             load = marker["load"]
         if load_only:
-            print(json.dumps({"database": database, "spec": spec.as_json(), "load": load}))
+            print(json.dumps({"database": database, "spec": fingerprint, "load": load}, indent=2))
             return 0
         watch = QuietWatch(rules, roots=await benchmark_roots(store))
         await watch.start()
@@ -93,9 +100,10 @@ async def run_scale_benchmark(
             "benchmark": "scale",
             **verdict,
             "machine": {**await machine_facts(store), "server": await server_facts(store)},
-            "spec": spec.as_json(),
+            "spec": fingerprint,
             "vectors": corpus_description(),
             "exact_search_max_chunks": settings.exact_search_max_chunks,
+            "partition_min_chunks": settings.partition_min_chunks,
             "candidates_per_retriever": CANDIDATES_PER_RETRIEVER,
             "load": {**load, "reused_existing_database": marker is not None},
             "storage": await chunk_storage(store, spec.chunks),

@@ -19,16 +19,17 @@ from bench.scale_queries import (
 from bench.scale_report import exact_threshold, scale_targets
 from bench.scale_samples import Hit, K, Samples
 from bench.scale_variants import EXACT, HNSW, VARIANTS
+from bench.store_layout import own_partition_tenants, service_scans_exactly
 from bench.synthetic import Query, SyntheticCorpus
 from rag import CANDIDATES_PER_RETRIEVER, Store
 
 BUCKETS = ("small", "medium", "large")
 
 
-def bucket_ranks(sizes: Sequence[int], exact_max: int) -> dict[str, range]:
+def bucket_ranks(sizes: Sequence[int], scanned_exactly: Sequence[bool]) -> dict[str, range]:
     """Tenant ranks (0 = largest) per bucket, each 1% of the tenants: the smallest, a slice from
-    the 5% rank, the largest, and, when some tenants exceed ``exact_max``, the largest tenants
-    at or under it (where the service's exact path is at its slowest)."""
+    the 5% rank, the largest, and, when the service scans some but not all tenants exactly, the
+    largest of those it scans exactly (where its exact path is at its slowest)."""
     tenants = len(sizes)
     width = max(1, tenants // 100)
     medium = min(max(width, tenants // 20), tenants - 2 * width)
@@ -37,11 +38,23 @@ def bucket_ranks(sizes: Sequence[int], exact_max: int) -> dict[str, range]:
         "medium": range(medium, medium + width),
         "large": range(0, width),
     }
-    first_exact = next((rank for rank, size in enumerate(sizes) if size <= exact_max), tenants)
-    if width <= first_exact < medium:
-        found["under_threshold"] = range(first_exact, min(first_exact + width, medium))
-    order = ("small", "medium", "under_threshold", "large")
-    return {name: found[name] for name in order if name in found}
+    first_exact = next((rank for rank, exact in enumerate(scanned_exactly) if exact), tenants)
+    taken = {rank for ranks in found.values() for rank in ranks}
+    largest_exact = [
+        r for r in range(first_exact, min(first_exact + width, tenants)) if r not in taken
+    ]
+    if first_exact >= width and largest_exact:
+        found["under_threshold"] = range(largest_exact[0], largest_exact[-1] + 1)
+    # Smallest tenants first.
+    return dict(sorted(found.items(), key=lambda item: -item[1].start))
+
+
+def exact_flags(corpus: SyntheticCorpus, own: frozenset[str], exact_max: int) -> list[bool]:
+    """Per tenant rank: whether the service scans that tenant exactly."""
+    return [
+        service_scans_exactly(corpus.spec.tenant_id(rank), size, own=own, exact_max=exact_max)
+        for rank, size in enumerate(corpus.sizes)
+    ]
 
 
 def bucket_queries(corpus: SyntheticCorpus, ranks: range, count: int, stream: int) -> list[Query]:
@@ -73,12 +86,18 @@ async def measure_scale(
     """
     dim = corpus.spec.dim
     chosen = [VARIANTS[name] for name in variants]
+    own = await own_partition_tenants(store)
+
+    def rule_exact(query: Query) -> bool:
+        return service_scans_exactly(
+            query.tenant, query.tenant_chunks, own=own, exact_max=exact_max
+        )
+
     buckets: dict[str, Any] = {}
     slowest: dict[str, tuple[float, Query]] = {}
     by_size: list[tuple[int, float, float]] = []  # tenant chunks, exact and HNSW vector ms
 
     def runs_for(query: Query) -> dict[str, Callable[[], Awaitable[Hit]]]:
-        rule_exact = query.tenant_chunks <= exact_max
         found: dict[str, Callable[[], Awaitable[Hit]]] = {}
         for mode in (EXACT, HNSW):
             found[f"vector:{mode.name}"] = partial(
@@ -88,7 +107,7 @@ async def measure_scale(
                 run_hybrid, store, query, exact=mode.exact, candidates=candidates
             )
         for variant in chosen:
-            mode = variant.mode(rule_exact=rule_exact)
+            mode = variant.mode(rule_exact=rule_exact(query))
             found[f"vector:{variant.name}"] = partial(
                 run_vector, store, query, mode, candidates=candidates, dim=dim
             )
@@ -97,7 +116,7 @@ async def measure_scale(
             )
         return found
 
-    for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
+    for bucket, ranks in bucket_ranks(corpus.sizes, exact_flags(corpus, own, exact_max)).items():
         for query in bucket_queries(corpus, ranks, warmup, stream=2):
             for run in runs_for(query).values():
                 await run()
@@ -120,7 +139,7 @@ async def measure_scale(
                 if hit.ms > slowest.get(path, (0.0, query))[0]:
                     slowest[path] = (hit.ms, query)
             by_size.append((query.tenant_chunks, hits["vector:exact"].ms, hits["vector:hnsw"].ms))
-            path = "exact" if query.tenant_chunks <= exact_max else "hnsw"
+            path = "exact" if rule_exact(query) else "hnsw"
             picked[path] += 1
             rule.add_vector(hits[f"vector:{path}"], truth, expected)
             rule.add_hybrid(hits[f"hybrid:{path}"], truth, expected, query)

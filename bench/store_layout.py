@@ -1,18 +1,13 @@
 """How the benchmark store is laid out after its load: the tenants rebalanced across partitions
-the way ``runbook db rebalance`` does it, and what ``chunks`` takes on disk over all partitions.
-
-``rag.rebalance`` (issue 15: big tenants in partitions of their own) is looked up at run time:
-on a schema without partitioned ``chunks`` the load skips it and says so in its timings.
-"""
+the way ``runbook db rebalance`` does it, which tenants the service then scans exactly, and what
+``chunks`` takes on disk over all its partitions."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
 from typing import Any
 
-import rag
-from rag import Settings, Store
+from rag import Store, rebalance
 
 # Issue 15's storage target: at most 2.5 GB (10^9 bytes) for every million chunks.
 TARGET_BYTES_PER_MILLION = 2.5e9
@@ -45,34 +40,33 @@ GROUP BY am.amname ORDER BY am.amname
 """
 
 
-def partition_min_chunks(settings: Settings) -> int | None:
-    """``Settings.partition_min_chunks`` where the schema has partitions, else None."""
-    value = getattr(settings, "partition_min_chunks", None)
-    return None if value is None else int(value)
-
-
-async def rebalance_tenants(store: Store, min_chunks: int | None) -> dict[str, Any]:
+async def rebalance_tenants(store: Store, min_chunks: int) -> dict[str, Any]:
     """Run the shipped rebalance over every tenant; its timing and what it moved."""
-    rebalance = getattr(rag, "rebalance", None)
-    if rebalance is None or min_chunks is None:
-        return {"rebalance": "not in this schema (chunks is not partitioned)"}
     started = time.perf_counter()
     report = await rebalance(store, min_chunks=min_chunks, tenants=None, dry_run=False)
-    seconds = round(time.perf_counter() - started, 2)
     return {
-        "rebalance_seconds": seconds,
+        "rebalance_seconds": round(time.perf_counter() - started, 2),
         "rebalance": {
             "min_chunks": min_chunks,
-            **{
-                name: _count(getattr(report, name)) for name in ("promoted", "demoted", "unchanged")
-            },
-            "reported_seconds": round(float(report.seconds), 2),
+            "promoted": len(report.promoted),
+            "demoted": len(report.demoted),
+            "unchanged": report.unchanged,
         },
     }
 
 
-def _count(moved: Any) -> int:
-    return len(moved) if isinstance(moved, Collection) else int(moved)
+async def own_partition_tenants(store: Store) -> frozenset[str]:
+    """Tenants with a partition (and an HNSW index) of their own; the service scans every other
+    tenant exactly, whatever its size (rag/service.py)."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute("SELECT tenant_id FROM tenant_partitions")
+        return frozenset(str(row[0]) for row in await cur.fetchall())
+
+
+def service_scans_exactly(tenant: str, chunks: int, *, own: frozenset[str], exact_max: int) -> bool:
+    """The path ``RagService`` picks: exact unless the tenant has its own partition and more
+    than ``exact_max`` chunks."""
+    return tenant not in own or chunks <= exact_max
 
 
 async def chunk_storage(store: Store, chunks: int) -> dict[str, Any]:

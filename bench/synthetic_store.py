@@ -4,8 +4,10 @@ of the benchmark's own that is reused while its spec is unchanged."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
+from importlib import resources
 from typing import Any
 
 import psycopg
@@ -94,7 +96,11 @@ async def load_corpus(
                 await conn.execute(definition.replace(" ON ONLY ", " ON ", 1))
             await conn.execute("RESET maintenance_work_mem")
             timings["secondary_index_seconds"] = time.perf_counter() - indexing
-    moved = await rebalance_tenants(store, partition_min_chunks)
+    # As `runbook db rebalance` after onboarding: tenants above the threshold get partitions of
+    # their own (with their own HNSW). None: leave every tenant in the shared partitions.
+    moved = (
+        {} if partition_min_chunks is None else await rebalance_tenants(store, partition_min_chunks)
+    )
     timings["hnsw_build_seconds"] = await build_vector_index(conninfo, spec.dim)
     analysing = time.perf_counter()
     async with store.pool.connection() as conn:
@@ -185,6 +191,20 @@ async def mark_database(base_url: str, name: str, marker: dict[str, Any]) -> Non
                 sql.Identifier(name), sql.Literal(json.dumps(marker))
             )
         )
+
+
+def store_fingerprint(spec: SyntheticSpec, *, partition_min_chunks: int) -> dict[str, Any]:
+    """What a loaded store of ours depends on: the corpus, the rebalance threshold and the schema
+    (every migration's text), so a store loaded before a migration changed is loaded again."""
+    digest = hashlib.sha256()
+    for entry in sorted(resources.files("rag").joinpath("sql").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return {
+        **spec.as_json(),
+        "partition_min_chunks": partition_min_chunks,
+        "schema_sha256": digest.hexdigest()[:16],
+    }
 
 
 def size_label(count: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.peer import compare_bucket, peer_targets
+from bench.scale_measure import bucket_ranks
 from bench.scale_variants import EXACT, HNSW, VARIANTS
 
 
@@ -83,3 +84,21 @@ def test_service_rule_variants_follow_the_path_the_service_picks() -> None:
         "work_mem": "64MB",
     }
     assert VARIANTS["shipped_statement"].mode(rule_exact=False).settings == HNSW.settings
+
+
+def test_buckets_include_the_largest_tenants_the_service_scans_exactly() -> None:
+    sizes = [5000 - 20 * rank for rank in range(200)]  # 5,000 down to 1,020
+    exact = [size <= 2000 for size in sizes]
+    ranks = bucket_ranks(sizes, exact)
+    assert list(ranks) == ["small", "under_threshold", "medium", "large"]  # smallest first
+    first_exact = exact.index(True)
+    assert ranks["under_threshold"] == range(first_exact, first_exact + 2)
+    assert ranks["large"] == range(0, 2) and ranks["small"] == range(198, 200)
+
+
+def test_no_threshold_bucket_when_every_tenant_is_scanned_exactly() -> None:
+    assert list(bucket_ranks([100 - rank for rank in range(100)], [True] * 100)) == [
+        "small",
+        "medium",
+        "large",
+    ]
