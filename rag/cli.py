@@ -21,9 +21,10 @@ from rag.answers import ask_result_json
 from rag.embedded_server import embedded_server_status, stop_embedded_server
 from rag.errors import ConfigurationError, RunbookError
 from rag.evaluate import evaluate, load_golden
+from rag.partitions import rebalance
 from rag.runtime import open_runtime, open_store
 from rag.settings import Settings
-from rag.textout import format_ask_result, format_ingest_report
+from rag.textout import format_ask_result, format_ingest_report, format_rebalance_report
 from rag.workspaces import (
     add_workspace,
     find_tenant,
@@ -98,6 +99,25 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     db_actions = db.add_subparsers(dest="action", required=True)
     db_actions.add_parser("status", help="say whether it runs (exit 3 when it does not)")
     db_actions.add_parser("stop", help="stop it; every other command leaves it running")
+    rebalance = db_actions.add_parser(
+        "rebalance",
+        help="move tenants across the partition threshold (own partition above, shared below "
+        "half of it)",
+    )
+    rebalance.add_argument(
+        "--tenant",
+        action="append",
+        dest="tenants",
+        metavar="T",
+        help="only this tenant (repeatable)",
+    )
+    rebalance.add_argument(
+        "--min-chunks",
+        type=int,
+        metavar="N",
+        help="threshold (default: RUNBOOK_PARTITION_MIN_CHUNKS)",
+    )
+    rebalance.add_argument("--dry-run", action="store_true", help="say what would move")
 
     demo = commands.add_parser(
         "demo", help="ingest corpus/ and answer a sample question per tenant"
@@ -148,6 +168,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return await _eval(args, settings)
     if args.command in ("workspace", "channel"):
         return await _workspace(args, settings)
+    if args.command == "db" and args.action == "rebalance":
+        return await _rebalance(args, settings)
     if args.command == "db":
         return await _embedded_db(args, settings)
     if args.command == "demo":
@@ -172,6 +194,16 @@ async def _embedded_db(args: argparse.Namespace, settings: Settings) -> int:
         print(f"embedded PostgreSQL in {settings.pgdata} is not running")
         return EXIT_NOT_RUNNING
     print(f"embedded PostgreSQL in {settings.pgdata} is running (pid {status.pid})")
+    return EXIT_OK
+
+
+async def _rebalance(args: argparse.Namespace, settings: Settings) -> int:
+    min_chunks = args.min_chunks if args.min_chunks is not None else settings.partition_min_chunks
+    async with open_store(settings) as store:
+        report = await rebalance(
+            store, min_chunks=min_chunks, tenants=args.tenants, dry_run=args.dry_run
+        )
+    print(format_rebalance_report(report, min_chunks=min_chunks, dry_run=args.dry_run))
     return EXIT_OK
 
 

@@ -20,6 +20,7 @@ from rag.ingest_guard import documents_to_prune, hold_tenant_locks
 from rag.ingest_report import IngestFailure, IngestLimits, IngestReport, IngestSkip
 from rag.ingest_scan import load_stored_state, scan_tenant
 from rag.ingest_write import ensure_tenant, retire_documents, write_version
+from rag.partitions import rebalance_due
 from rag.sources import discover_tenants, linked_tenant_folders
 from rag.staleness import record_update_dates
 from rag.store import Store
@@ -99,6 +100,10 @@ async def ingest_path(
         await record_update_dates(store, folders)
         for tenant_id, gone in retirements.items():
             report.removed += await retire_documents(store, tenant_id, gone)
+    if limits.partition_min_chunks is not None:
+        report.rebalance_due = await rebalance_due(
+            store, min_chunks=limits.partition_min_chunks, tenants=report.tenants
+        )
     report.seconds = time.perf_counter() - started
     logger.info(
         "ingested %s: %d added, %d changed, %d unchanged, %d skipped, %d chunks in %.2fs",

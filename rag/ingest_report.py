@@ -12,6 +12,8 @@ class IngestLimits:
     chunk_max_chars: int
     chunk_overlap_chars: int
     embed_group_chunks: int = 128
+    # Tenants whose size crosses this (see rag/partitions.py) are named in the report; None: off.
+    partition_min_chunks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class IngestReport:
     skipped: list[IngestSkip] = field(default_factory=list)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    # Tenants that crossed the partition threshold: `runbook db rebalance` would move them.
+    rebalance_due: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -61,4 +65,5 @@ class IngestReport:
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
+            "rebalance_due": self.rebalance_due,
         }

@@ -27,6 +27,11 @@ logger = logging.getLogger(__name__)
 # One rebalance at a time (one-key advisory lock space; ingest locks use the two-key space).
 _REBALANCE_LOCK_ID = 7_310_442_118_311
 
+# The switch takes the parent first, as every query does (parent, then the partitions it
+# prunes to); taking a partition first deadlocks against a reader that holds the parent. Queries
+# wait for the switch (milliseconds, plus ATTACH's scan of the shared partitions), never fail.
+_LOCK_CHUNKS = "LOCK TABLE ONLY chunks IN ACCESS EXCLUSIVE MODE"
+
 _PLACEMENTS = """
 SELECT t.tenant_id, coalesce(s.chunks, 0), p.table_name
 FROM tenants AS t
@@ -143,6 +148,7 @@ async def _promote(store: Store, tenant: str) -> None:
         await conn.execute(sql.SQL("ANALYZE {t}").format(**names))
         built = time.perf_counter() - started
         async with conn.transaction():
+            await conn.execute(_LOCK_CHUNKS)
             # Rows leave the shared partition by a statement on it, not on `chunks`: no
             # term_stats trigger fires, and the same rows arrive in the new partition.
             await conn.execute(
@@ -178,6 +184,7 @@ async def _demote(store: Store, tenant: str, table: str) -> None:
         conn.transaction(),
     ):
         # A small tenant (below half the threshold): one short transaction moves it back.
+        await conn.execute(_LOCK_CHUNKS)
         await conn.execute(sql.SQL("ALTER TABLE chunks DETACH PARTITION {t}").format(**names))
         await conn.execute(sql.SQL("INSERT INTO {shared} SELECT * FROM {t}").format(**names))
         await conn.execute("DELETE FROM tenant_partitions WHERE tenant_id = %s", (tenant,))

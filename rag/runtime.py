@@ -52,6 +52,7 @@ def ingest_limits(settings: Settings) -> IngestLimits:
         max_file_bytes=settings.max_file_bytes,
         chunk_max_chars=settings.chunk_max_chars,
         chunk_overlap_chars=settings.chunk_overlap_chars,
+        partition_min_chunks=settings.partition_min_chunks,
     )
 
 

@@ -6,6 +6,7 @@ import textwrap
 
 from rag.answers import AskResult
 from rag.ingest import IngestReport
+from rag.partitions import RebalanceReport
 
 
 def format_ingest_report(report: IngestReport) -> str:
@@ -19,6 +20,20 @@ def format_ingest_report(report: IngestReport) -> str:
     ]
     lines += [f"  failed {failure.path}: {failure.reason}" for failure in report.failed]
     lines += [f"  skipped {skipped.path}: {skipped.reason}" for skipped in report.skipped]
+    if report.rebalance_due:
+        lines.append(
+            f"crossed the partition threshold: {', '.join(report.rebalance_due)} "
+            "(run `runbook db rebalance`)"
+        )
+    return "\n".join(lines)
+
+
+def format_rebalance_report(report: RebalanceReport, *, min_chunks: int, dry_run: bool) -> str:
+    verb = "would move" if dry_run else "moved"
+    lines = [f"threshold: {min_chunks} current chunks (back to shared below {min_chunks / 2:g})"]
+    lines += [f"{verb} to its own partition: {tenant}" for tenant in report.promoted]
+    lines += [f"{verb} to the shared partitions: {tenant}" for tenant in report.demoted]
+    lines.append(f"unchanged: {report.unchanged} tenants ({report.seconds:.2f}s)")
     return "\n".join(lines)
 
 
