@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from bench.quiet import QuietRules
 from rag import Settings
 
 
@@ -30,6 +31,31 @@ def add_bench_command(commands: Any) -> None:
         default="all",
         help="scale: labelled alternatives to measure (comma-separated), 'all' or 'none'",
     )
+    bench.add_argument(
+        "--load-only",
+        action="store_true",
+        help="scale, peer: load the store (or reuse it) and stop before measuring",
+    )
+    bench.add_argument(
+        "--max-load",
+        type=float,
+        default=0.1,
+        help="scale, peer: measure only when the 1-minute load average is under this",
+    )
+    bench.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="scale, peer: wait up to this long for the load average to fall under --max-load",
+    )
+    bench.add_argument(
+        "--max-foreign-cpu",
+        type=float,
+        default=0.05,
+        help="scale, peer: CPU other processes may use while measuring, as a share of one "
+        "core; above it the result is written with valid=false and the command exits 1",
+    )
     bench.add_argument("--questions", type=int, default=200, help="embed: single questions")
     bench.add_argument("--batch-texts", type=int, default=256, help="embed: ~250-token texts")
 
@@ -38,9 +64,9 @@ async def bench_command(args: argparse.Namespace, settings: Settings) -> int:
     # A benchmark's modules load only when it runs, so no other command pays for them.
     if args.name == "scale":
         from bench.scale import run_scale_benchmark
-        from bench.scale_variants import HYBRID_VARIANTS, VARIANTS
+        from bench.scale_variants import VARIANTS
 
-        every = ",".join([*VARIANTS, *HYBRID_VARIANTS])
+        every = ",".join(VARIANTS)
         chosen = {"all": every, "none": ""}.get(args.variants, args.variants)
         return await run_scale_benchmark(
             settings,
@@ -74,4 +100,10 @@ def _synthetic_options(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "rebuild": args.rebuild,
         "output": args.output,
+        "load_only": args.load_only,
+        "rules": QuietRules(
+            max_load=args.max_load,
+            wait_seconds=args.wait_quiet,
+            max_foreign_cpu=args.max_foreign_cpu,
+        ),
     }

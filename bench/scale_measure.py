@@ -9,28 +9,27 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale_queries import exact_truth, explain_hybrid, run_hybrid, run_hybrid_sql, run_vector
+from bench.scale_queries import (
+    exact_truth,
+    explain_hybrid,
+    run_hybrid,
+    run_hybrid_statement,
+    run_vector,
+)
 from bench.scale_report import exact_threshold, scale_targets
 from bench.scale_samples import Hit, K, Samples
-from bench.scale_variants import (
-    EXACT,
-    HNSW,
-    HYBRID_VARIANTS,
-    VARIANTS,
-    common_lexemes,
-    hybrid_variant_sql,
-)
+from bench.scale_variants import EXACT, HNSW, VARIANTS
+from bench.store_layout import own_partition_tenants, service_scans_exactly
 from bench.synthetic import Query, SyntheticCorpus
-from bench.synthetic_store import relation_sizes
 from rag import CANDIDATES_PER_RETRIEVER, Store
 
 BUCKETS = ("small", "medium", "large")
 
 
-def bucket_ranks(sizes: Sequence[int], exact_max: int) -> dict[str, range]:
+def bucket_ranks(sizes: Sequence[int], scanned_exactly: Sequence[bool]) -> dict[str, range]:
     """Tenant ranks (0 = largest) per bucket, each 1% of the tenants: the smallest, a slice from
-    the 5% rank, the largest, and, when some tenants exceed ``exact_max``, the largest tenants
-    at or under it (where the service's exact path is at its slowest)."""
+    the 5% rank, the largest, and, when the service scans some but not all tenants exactly, the
+    largest of those it scans exactly (where its exact path is at its slowest)."""
     tenants = len(sizes)
     width = max(1, tenants // 100)
     medium = min(max(width, tenants // 20), tenants - 2 * width)
@@ -39,11 +38,23 @@ def bucket_ranks(sizes: Sequence[int], exact_max: int) -> dict[str, range]:
         "medium": range(medium, medium + width),
         "large": range(0, width),
     }
-    first_exact = next((rank for rank, size in enumerate(sizes) if size <= exact_max), tenants)
-    if width <= first_exact < medium:
-        found["under_threshold"] = range(first_exact, min(first_exact + width, medium))
-    order = ("small", "medium", "under_threshold", "large")
-    return {name: found[name] for name in order if name in found}
+    first_exact = next((rank for rank, exact in enumerate(scanned_exactly) if exact), tenants)
+    taken = {rank for ranks in found.values() for rank in ranks}
+    largest_exact = [
+        r for r in range(first_exact, min(first_exact + width, tenants)) if r not in taken
+    ]
+    if first_exact >= width and largest_exact:
+        found["under_threshold"] = range(largest_exact[0], largest_exact[-1] + 1)
+    # Smallest tenants first.
+    return dict(sorted(found.items(), key=lambda item: -item[1].start))
+
+
+def exact_flags(corpus: SyntheticCorpus, own: frozenset[str], exact_max: int) -> list[bool]:
+    """Per tenant rank: whether the service scans that tenant exactly."""
+    return [
+        service_scans_exactly(corpus.spec.tenant_id(rank), size, own=own, exact_max=exact_max)
+        for rank, size in enumerate(corpus.sizes)
+    ]
 
 
 def bucket_queries(corpus: SyntheticCorpus, ranks: range, count: int, stream: int) -> list[Query]:
@@ -74,49 +85,42 @@ async def measure_scale(
     always finds the tenant's pages warmed by another.
     """
     dim = corpus.spec.dim
-    modes = [EXACT, HNSW, *(VARIANTS[name] for name in variants if name in VARIANTS)]
-    texts = {
-        name: (text, HYBRID_VARIANTS[name])
-        for name in variants
-        if name in HYBRID_VARIANTS and (text := hybrid_variant_sql(name)) is not None
-    }
-    common = {
-        share: await common_lexemes(store, share)
-        for share in sorted({0.10, *(variant.common_share for _, variant in texts.values())})
-    }
+    chosen = [VARIANTS[name] for name in variants]
+    own = await own_partition_tenants(store)
+
+    def rule_exact(query: Query) -> bool:
+        return service_scans_exactly(
+            query.tenant, query.tenant_chunks, own=own, exact_max=exact_max
+        )
+
     buckets: dict[str, Any] = {}
     slowest: dict[str, tuple[float, Query]] = {}
     by_size: list[tuple[int, float, float]] = []  # tenant chunks, exact and HNSW vector ms
 
     def runs_for(query: Query) -> dict[str, Callable[[], Awaitable[Hit]]]:
-        rule_exact = query.tenant_chunks <= exact_max
         found: dict[str, Callable[[], Awaitable[Hit]]] = {}
-        for mode in modes:
+        for mode in (EXACT, HNSW):
             found[f"vector:{mode.name}"] = partial(
                 run_vector, store, query, mode, candidates=candidates, dim=dim
             )
-        for path, exact in (("exact", True), ("hnsw", False)):
-            found[f"hybrid:{path}"] = partial(
-                run_hybrid, store, query, exact=exact, candidates=candidates
+            found[f"hybrid:{mode.name}"] = partial(
+                run_hybrid, store, query, exact=mode.exact, candidates=candidates
             )
-        for name, (text, variant) in texts.items():
-            found[f"keyword:{name}"] = partial(
-                run_hybrid_sql,
-                store,
-                query,
-                text,
-                prepare=variant.prepare,
-                exact=rule_exact,
-                candidates=candidates,
-                common=common[variant.common_share],
+        for variant in chosen:
+            mode = variant.mode(rule_exact=rule_exact(query))
+            found[f"vector:{variant.name}"] = partial(
+                run_vector, store, query, mode, candidates=candidates, dim=dim
+            )
+            found[f"statement:{variant.name}"] = partial(
+                run_hybrid_statement, store, query, mode, candidates=candidates
             )
         return found
 
-    for bucket, ranks in bucket_ranks(corpus.sizes, exact_max).items():
+    for bucket, ranks in bucket_ranks(corpus.sizes, exact_flags(corpus, own, exact_max)).items():
         for query in bucket_queries(corpus, ranks, warmup, stream=2):
             for run in runs_for(query).values():
                 await run()
-        samples = {name: Samples() for name in (*(m.name for m in modes), *texts)}
+        samples = {name: Samples() for name in ("exact", "hnsw", *(v.name for v in chosen))}
         rule = Samples()
         picked = {"exact": 0, "hnsw": 0}
         queries = bucket_queries(corpus, ranks, queries_per_bucket, stream=1)
@@ -128,23 +132,23 @@ async def measure_scale(
             hits: dict[str, Hit] = {}
             for index in np.random.default_rng([number, len(labels)]).permutation(len(labels)):
                 hits[labels[index]] = await runs[labels[index]]()
-            for mode in modes:
-                samples[mode.name].add_vector(hits[f"vector:{mode.name}"], truth, expected)
             for path in ("exact", "hnsw"):
+                samples[path].add_vector(hits[f"vector:{path}"], truth, expected)
                 hit = hits[f"hybrid:{path}"]
                 samples[path].add_hybrid(hit, truth, expected, query)
                 if hit.ms > slowest.get(path, (0.0, query))[0]:
                     slowest[path] = (hit.ms, query)
             by_size.append((query.tenant_chunks, hits["vector:exact"].ms, hits["vector:hnsw"].ms))
-            path = "exact" if query.tenant_chunks <= exact_max else "hnsw"
+            path = "exact" if rule_exact(query) else "hnsw"
             picked[path] += 1
             rule.add_vector(hits[f"vector:{path}"], truth, expected)
             rule.add_hybrid(hits[f"hybrid:{path}"], truth, expected, query)
             shipped = hits[f"hybrid:{path}"].keyword_ids
-            for name in texts:
-                hit = hits[f"keyword:{name}"]
-                samples[name].add_hybrid(hit, truth, expected, query)
-                samples[name].keyword_overlap.append(
+            for variant in chosen:
+                samples[variant.name].add_vector(hits[f"vector:{variant.name}"], truth, expected)
+                hit = hits[f"statement:{variant.name}"]
+                samples[variant.name].add_hybrid(hit, truth, expected, query)
+                samples[variant.name].keyword_overlap.append(
                     len(set(hit.keyword_ids) & set(shipped)) / len(shipped) if shipped else 1.0
                 )
         sizes = [corpus.sizes[rank] for rank in ranks]
@@ -176,9 +180,8 @@ async def measure_scale(
         "buckets": buckets,
         "targets": scale_targets(buckets),
         "threshold": exact_threshold(by_size, buckets, exact_max),
-        "common_lexemes": {
-            f"in_over_{share:.0%}_of_chunks": found for share, found in common.items()
+        "variants": {
+            v.name: {"path": v.path or "service rule", "settings": dict(v.extra)} for v in chosen
         },
         "explain_slowest_hybrid": explain,
-        "sizes": await relation_sizes(store, dim),
     }

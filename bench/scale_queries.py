@@ -1,5 +1,6 @@
 """The scale benchmark's queries: the shipped vector half and hybrid query of ``rag`` run the way
-``rag.search()`` runs them, its variants, the brute-force truth, and EXPLAIN of the slowest."""
+``rag.search()`` runs them, under a variant's settings, the brute-force truth, and EXPLAIN of the
+slowest."""
 
 from __future__ import annotations
 
@@ -73,27 +74,17 @@ async def run_hybrid(store: Store, query: Query, *, exact: bool, candidates: int
     )
 
 
-async def run_hybrid_sql(
-    store: Store,
-    query: Query,
-    text: str,
-    *,
-    prepare: str | None,
-    exact: bool,
-    candidates: int,
-    common: list[str],
+async def run_hybrid_statement(
+    store: Store, query: Query, mode: VectorMode, *, candidates: int
 ) -> Hit:
-    """A variant of ``rag.HYBRID_QUERY``, run the way ``rag.search()`` runs the shipped one."""
-    statement = sql.SQL(text).format(dim=sql.Literal(int(query.vector.shape[0])))
-    params = {**_hybrid_params(query, candidates), "common": common}
+    """The shipped ``rag.HYBRID_QUERY`` alone, with ``mode``'s session settings, in the tenant's
+    row-level-security transaction as ``rag.search()`` runs it."""
+    statement = sql.SQL(HYBRID_QUERY).format(dim=sql.Literal(int(query.vector.shape[0])))
+    params = _hybrid_params(query, candidates)
     started = time.perf_counter()
-    async with store.pool.connection() as conn, conn.transaction():
-        for name, value in (EXACT if exact else HNSW).settings:
+    async with store.tenant_reader(query.tenant) as conn:
+        for name, value in mode.settings:
             await conn.execute("SELECT set_config(%s, %s, true)", (name, value))
-        if prepare is not None:
-            cur = await conn.execute(prepare, params)
-            built = await cur.fetchone()
-            params["tsquery"] = built[0] if built else None
         cur = await conn.execute(statement, params)
         rows = await cur.fetchall()
     elapsed = (time.perf_counter() - started) * 1000

@@ -4,8 +4,10 @@ of the benchmark's own that is reused while its spec is unchanged."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
+from importlib import resources
 from typing import Any
 
 import psycopg
@@ -14,6 +16,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
+from bench.store_layout import rebalance_tenants
 from bench.synthetic import SyntheticCorpus, SyntheticSpec, TenantRows, document_sha
 from rag import Store
 
@@ -43,9 +46,15 @@ _FLUSH_ROWS = 50_000
 
 
 async def load_corpus(
-    store: Store, corpus: SyntheticCorpus, *, conninfo: str, bulk: bool
-) -> dict[str, float]:
-    """COPY every tenant into the real schema, build the HNSW index, VACUUM ANALYZE; timings.
+    store: Store,
+    corpus: SyntheticCorpus,
+    *,
+    conninfo: str,
+    bulk: bool,
+    partition_min_chunks: int | None = None,
+) -> dict[str, Any]:
+    """COPY every tenant into the real schema, rebalance the tenants across partitions, build
+    the HNSW index, VACUUM ANALYZE; timings.
 
     ``bulk`` drops the secondary indexes of ``chunks`` for the load and rebuilds them from their
     own catalogue definitions afterwards: only for a database the benchmark owns.
@@ -82,16 +91,23 @@ async def load_corpus(
             indexing = time.perf_counter()
             await conn.execute("SET maintenance_work_mem = '1GB'")
             for _, definition in dropped:
-                await conn.execute(definition)  # the catalogue's own CREATE INDEX text
+                # The catalogue's own CREATE INDEX text; on a partitioned table it reads "ON ONLY
+                # chunks", which would leave the partitions without the index.
+                await conn.execute(definition.replace(" ON ONLY ", " ON ", 1))
             await conn.execute("RESET maintenance_work_mem")
             timings["secondary_index_seconds"] = time.perf_counter() - indexing
+    # As `runbook db rebalance` after onboarding: tenants above the threshold get partitions of
+    # their own (with their own HNSW). None: leave every tenant in the shared partitions.
+    moved = (
+        {} if partition_min_chunks is None else await rebalance_tenants(store, partition_min_chunks)
+    )
     timings["hnsw_build_seconds"] = await build_vector_index(conninfo, spec.dim)
     analysing = time.perf_counter()
     async with store.pool.connection() as conn:
         await conn.execute("VACUUM (ANALYZE) documents")
         await conn.execute("VACUUM (ANALYZE) chunks")
     timings["vacuum_analyze_seconds"] = time.perf_counter() - analysing
-    return {name: round(value, 2) for name, value in timings.items()}
+    return {**{name: round(value, 2) for name, value in timings.items()}, **moved}
 
 
 async def _copy_tenant(
@@ -139,20 +155,6 @@ async def build_vector_index(conninfo: str, dim: int, *, memory: str = "4GB") ->
         await pool.close()
 
 
-async def relation_sizes(store: Store, dim: int) -> dict[str, int | None]:
-    async with store.pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT pg_table_size('chunks'), pg_relation_size(to_regclass(%(hnsw)s)), "
-            "pg_relation_size(to_regclass('chunks_tsv')), pg_indexes_size('chunks'), "
-            "pg_total_relation_size('chunks'), pg_total_relation_size('documents')",
-            {"hnsw": f"chunks_embedding_hnsw_{dim}"},
-        )
-        row = await cur.fetchone()
-    names = ("chunks_table", "hnsw_index", "gin_index", "all_chunk_indexes", "chunks_total")
-    values = dict(zip((*names, "documents_total"), row or (None,) * 6, strict=True))
-    return {f"{name}_bytes": value for name, value in values.items()}
-
-
 # --- A database of the benchmark's own ------------------------------------------------------
 
 
@@ -189,6 +191,20 @@ async def mark_database(base_url: str, name: str, marker: dict[str, Any]) -> Non
                 sql.Identifier(name), sql.Literal(json.dumps(marker))
             )
         )
+
+
+def store_fingerprint(spec: SyntheticSpec, *, partition_min_chunks: int) -> dict[str, Any]:
+    """What a loaded store of ours depends on: the corpus, the rebalance threshold and the schema
+    (every migration's text), so a store loaded before a migration changed is loaded again."""
+    digest = hashlib.sha256()
+    for entry in sorted(resources.files("rag").joinpath("sql").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return {
+        **spec.as_json(),
+        "partition_min_chunks": partition_min_chunks,
+        "schema_sha256": digest.hexdigest()[:16],
+    }
 
 
 def size_label(count: int) -> str:

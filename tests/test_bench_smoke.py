@@ -1,7 +1,8 @@
 """The scale benchmark end to end on a tiny synthetic store: result shape and sanity, no timings.
 
 It loads 2,000 synthetic chunks over 20 tenants of its own into the session's database (COPY,
-secondary indexes left in place), measures every bucket and removes its tenants again.
+secondary indexes left in place, the larger tenants rebalanced into partitions of their own),
+measures every bucket and removes its tenants and their partitions again.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ from pathlib import Path
 
 from bench.results_file import write_result
 from bench.scale_measure import BUCKETS, measure_scale
+from bench.store_layout import chunk_storage
 from bench.synthetic import SyntheticCorpus, SyntheticSpec, tenant_sizes
-from bench.synthetic_store import load_corpus
-from rag import Settings, Store
+from bench.synthetic_store import load_corpus, store_fingerprint
+from rag import Settings, Store, rebalance
+
+# Tenants above this many chunks get a partition of their own after the load.
+_OWN_PARTITION_ABOVE = 60
 
 
 def test_synthetic_tenant_sizes_are_zipf_shaped_and_add_up() -> None:
@@ -41,7 +46,11 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
     corpus = SyntheticCorpus(SyntheticSpec(chunks=2_000, tenants=20, prefix=prefix))
     try:
         load = await load_corpus(
-            store, corpus, conninfo=settings.database_url.get_secret_value(), bulk=False
+            store,
+            corpus,
+            conninfo=settings.database_url.get_secret_value(),
+            bulk=False,
+            partition_min_chunks=_OWN_PARTITION_ABOVE,
         )
         measured = await measure_scale(
             store,
@@ -49,9 +58,13 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
             queries_per_bucket=6,
             warmup=1,
             exact_max=settings.exact_search_max_chunks,
-            variants=["hnsw_relaxed_order"],
+            variants=["shipped_statement", "work_mem_64mb"],
         )
+        storage = await chunk_storage(store, corpus.spec.chunks)
     finally:
+        # Back into the shared partitions first, so no partition of ours outlives the test.
+        ours = [corpus.spec.tenant_id(rank) for rank in range(corpus.spec.tenants)]
+        await rebalance(store, min_chunks=10**9, tenants=ours)
         async with store.pool.connection() as conn:
             await conn.execute("DELETE FROM tenants WHERE tenant_id LIKE %s", (f"{prefix}%",))
 
@@ -61,7 +74,11 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
     for bucket in result["buckets"].values():
         assert bucket["queries"] == 6
         assert bucket["tenant_chunks"]["min"] >= 10
-        assert set(bucket["variants"]) == {"hnsw_relaxed_order"}
+        assert set(bucket["variants"]) == {"shipped_statement", "work_mem_64mb"}
+        for variant in bucket["variants"].values():
+            assert variant["recall_at_10"] == 1.0  # small tenants: the exact path
+            assert variant["short_results"] == 0
+            assert 0.0 <= variant["keyword_top10_overlap_with_shipped"] <= 1.0
         for path in ("exact", "hnsw", "service_rule"):
             figures = bucket[path]
             assert set(figures["hybrid_ms"]) == {"p50", "p95", "p99"}
@@ -78,6 +95,25 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
         "never_short_when_tenant_has_10",
         "hybrid_p95_le_50ms",
     }
-    assert result["sizes"]["hnsw_index_bytes"] > 0
+    assert result["variants"]["work_mem_64mb"] == {
+        "path": "service rule",
+        "settings": {"work_mem": "64MB"},
+    }
+    promoted = sum(size > _OWN_PARTITION_ABOVE for size in corpus.sizes)
+    assert 0 < promoted < corpus.spec.tenants
+    assert load["rebalance"]["promoted"] == promoted
+    assert storage["partitions"] >= promoted + 1
+    assert storage["index_count"]["hnsw"] >= promoted  # own partitions only
+    assert {"hnsw", "gin", "btree"} <= set(storage["index_bytes"])
+    assert storage["chunks_total_bytes"] >= storage["chunks_table_bytes"] > 0
+    assert storage["bytes_per_million_chunks"] > 0
     assert {"exact", "hnsw"} <= set(result["explain_slowest_hybrid"])
     assert load["hnsw_build_seconds"] >= 0
+
+
+def test_store_fingerprint_changes_with_the_rebalance_threshold_and_not_between_calls() -> None:
+    spec = SyntheticSpec(chunks=100_000, tenants=1000)
+    first = store_fingerprint(spec, partition_min_chunks=1000)
+    assert first == store_fingerprint(spec, partition_min_chunks=1000)
+    assert first != store_fingerprint(spec, partition_min_chunks=2000)
+    assert len(first["schema_sha256"]) == 16
