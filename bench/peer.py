@@ -251,7 +251,11 @@ async def _measure_against_ours(
 ) -> dict[str, Any]:
     spec = corpus.spec
     ours_name = f"runbook_bench_scale_{label}".replace("-", "_")
-    fingerprint = store_fingerprint(spec, partition_min_chunks=settings.partition_min_chunks)
+    fingerprint = store_fingerprint(
+        spec,
+        partition_min_chunks=settings.partition_min_chunks,
+        exact_search_max_chunks=settings.exact_search_max_chunks,
+    )
     ours_info, ours_marker = await prepare_database(base_url, ours_name, fingerprint, rebuild=False)
     ours_settings = settings.model_copy(update={"database_url": SecretStr(ours_info)})
     async with open_store(ours_settings) as ours:
@@ -262,6 +266,7 @@ async def _measure_against_ours(
                 conninfo=ours_info,
                 bulk=True,
                 partition_min_chunks=settings.partition_min_chunks,
+                exact_search_max_chunks=settings.exact_search_max_chunks,
             )
             await mark_database(base_url, ours_name, {"spec": fingerprint, "load": load})
         watch = QuietWatch(rules, roots=await benchmark_roots(ours))

@@ -67,7 +67,11 @@ async def run_scale_benchmark(
     name = f"scale-{size_label(chunks)}" + ("" if tenants == 1000 else f"-{tenants}t")
     database = "runbook_bench_" + name.replace("-", "_")
     base_url = await resolve_database_url(settings)
-    fingerprint = store_fingerprint(spec, partition_min_chunks=settings.partition_min_chunks)
+    fingerprint = store_fingerprint(
+        spec,
+        partition_min_chunks=settings.partition_min_chunks,
+        exact_search_max_chunks=settings.exact_search_max_chunks,
+    )
     conninfo, marker = await prepare_database(base_url, database, fingerprint, rebuild=rebuild)
     bench_settings = settings.model_copy(update={"database_url": SecretStr(conninfo)})
     async with open_store(bench_settings) as store:
@@ -78,6 +82,7 @@ async def run_scale_benchmark(
                 conninfo=conninfo,
                 bulk=True,
                 partition_min_chunks=settings.partition_min_chunks,
+                exact_search_max_chunks=settings.exact_search_max_chunks,
             )
             await mark_database(base_url, database, {"spec": fingerprint, "load": load})
         else:

@@ -40,10 +40,18 @@ GROUP BY am.amname ORDER BY am.amname
 """
 
 
-async def rebalance_tenants(store: Store, min_chunks: int) -> dict[str, Any]:
+async def rebalance_tenants(
+    store: Store, min_chunks: int, exact_search_max_chunks: int
+) -> dict[str, Any]:
     """Run the shipped rebalance over every tenant; its timing and what it moved."""
     started = time.perf_counter()
-    report = await rebalance(store, min_chunks=min_chunks, tenants=None, dry_run=False)
+    report = await rebalance(
+        store,
+        min_chunks=min_chunks,
+        exact_search_max_chunks=exact_search_max_chunks,
+        tenants=None,
+        dry_run=False,
+    )
     return {
         "rebalance_seconds": round(time.perf_counter() - started, 2),
         "rebalance": {

@@ -41,7 +41,7 @@ from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
 from rag.staleness import age_in_days
-from rag.store import Store, resolve_database_url
+from rag.store import SHARED_PARTITION, Store, resolve_database_url
 from rag.workspaces import (
     ChannelScope,
     Workspace,
@@ -103,6 +103,7 @@ __all__ = [
     "RunbookFormatError",
     "Runtime",
     "Settings",
+    "SHARED_PARTITION",
     "Store",
     "StoreError",
     "Workspace",

@@ -201,7 +201,11 @@ async def _rebalance(args: argparse.Namespace, settings: Settings) -> int:
     min_chunks = args.min_chunks if args.min_chunks is not None else settings.partition_min_chunks
     async with open_store(settings) as store:
         report = await rebalance(
-            store, min_chunks=min_chunks, tenants=args.tenants, dry_run=args.dry_run
+            store,
+            min_chunks=min_chunks,
+            exact_search_max_chunks=settings.exact_search_max_chunks,
+            tenants=args.tenants,
+            dry_run=args.dry_run,
         )
     print(format_rebalance_report(report, min_chunks=min_chunks, dry_run=args.dry_run))
     return EXIT_OK

@@ -63,8 +63,6 @@ async def ingest_path(
     report.skipped.extend(
         IngestSkip(str(s.path), s.reason) for s in linked_tenant_folders(root, tenant)
     )
-    await store.ensure_vector_index(embedder.dim)
-
     async with hold_tenant_locks(store, report.tenants):
         pending: list[PendingDocument] = []
         retirements: dict[str, list[str]] = {}
@@ -100,6 +98,10 @@ async def ingest_path(
         await record_update_dates(store, folders)
         for tenant_id, gone in retirements.items():
             report.removed += await retire_documents(store, tenant_id, gone)
+    # After the write: a tenant partition that just grew past the exact-scan size gets its graph.
+    await store.ensure_vector_index(
+        embedder.dim, exact_search_max_chunks=limits.exact_search_max_chunks
+    )
     if limits.partition_min_chunks is not None:
         report.rebalance_due = await rebalance_due(
             store, min_chunks=limits.partition_min_chunks, tenants=report.tenants

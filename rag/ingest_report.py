@@ -14,6 +14,9 @@ class IngestLimits:
     embed_group_chunks: int = 128
     # Tenants whose size crosses this (see rag/partitions.py) are named in the report; None: off.
     partition_min_chunks: int | None = None
+    # A tenant partition gets its HNSW graph once its tenant has more chunks than this (smaller
+    # ones are scanned exactly, so a graph would only cost memory); see Store.ensure_vector_index.
+    exact_search_max_chunks: int = 20_000
 
 
 @dataclass(frozen=True)

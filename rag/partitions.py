@@ -1,8 +1,10 @@
 """Tenant partitions of ``chunks``: which tenants get a partition of their own, and moving them.
 
 A tenant with more current chunks than ``min_chunks`` moves from the shared hash partitions into
-a LIST partition of its own, with its own HNSW and GIN; one that fell below ``min_chunks / 2``
-(hysteresis, so a tenant near the line does not bounce) moves back. Layout: 011_partitioned_chunks.
+a LIST partition of its own, with its own GIN, and its own HNSW once it has more chunks than an
+exact scan handles (``exact_search_max_chunks``: below that, retrieval scans the partition exactly
+and a graph would only cost memory); one that fell below ``min_chunks / 2`` (hysteresis, so a
+tenant near the line does not bounce) moves back. Layout: 011_partitioned_chunks.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ async def rebalance(
     store: Store,
     *,
     min_chunks: int,
+    exact_search_max_chunks: int,
     tenants: Collection[str] | None = None,
     dry_run: bool = False,
 ) -> RebalanceReport:
@@ -107,16 +110,17 @@ async def rebalance(
     async with lock_conn, lock_conn.transaction():
         await lock_conn.execute("SELECT pg_advisory_xact_lock(%s)", (_REBALANCE_LOCK_ID,))
         placements = await tenant_placements(store, tenants)
-        promoted = [p.tenant for p in placements if p.promote(min_chunks)]
+        promoted = [p for p in placements if p.promote(min_chunks)]
         demoted = [p for p in placements if p.demote(min_chunks)]
         if not dry_run:
-            for tenant in promoted:
-                await _promote(store, tenant)
+            for placement in promoted:
+                walked = placement.chunks > exact_search_max_chunks
+                await _promote(store, placement.tenant, with_graph=walked)
             for placement in demoted:
                 assert placement.table is not None
                 await _demote(store, placement.tenant, placement.table)
     return RebalanceReport(
-        promoted=tuple(promoted),
+        promoted=tuple(p.tenant for p in promoted),
         demoted=tuple(p.tenant for p in demoted),
         unchanged=len(placements) - len(promoted) - len(demoted),
         seconds=time.perf_counter() - started,
@@ -130,7 +134,7 @@ def partition_table_name(tenant: str) -> str:
     return f"chunks_t_{readable}_{digest}"
 
 
-async def _promote(store: Store, tenant: str) -> None:
+async def _promote(store: Store, tenant: str, *, with_graph: bool) -> None:
     table = partition_table_name(tenant)
     names = {"t": sql.Identifier(table), "tenant": sql.Literal(tenant)}
     params = {"tenant": tenant, "table": table}
@@ -140,11 +144,12 @@ async def _promote(store: Store, tenant: str) -> None:
         await conn.execute(sql.SQL("DROP TABLE IF EXISTS {t}").format(**names))
         for statement in _BUILD_PARTITION:
             await conn.execute(sql.SQL(statement).format(**names), params)
-        cur = await conn.execute(
-            sql.SQL("SELECT DISTINCT embedding_dim FROM {t} ORDER BY 1").format(**names)
-        )
-        for (dim,) in await cur.fetchall():
-            await conn.execute(vector_index_statement(table, int(dim)))
+        if with_graph:
+            cur = await conn.execute(
+                sql.SQL("SELECT DISTINCT embedding_dim FROM {t} ORDER BY 1").format(**names)
+            )
+            for (dim,) in await cur.fetchall():
+                await conn.execute(vector_index_statement(table, int(dim)))
         await conn.execute(sql.SQL("ANALYZE {t}").format(**names))
         built = time.perf_counter() - started
         async with conn.transaction():

@@ -53,6 +53,7 @@ def ingest_limits(settings: Settings) -> IngestLimits:
         chunk_max_chars=settings.chunk_max_chars,
         chunk_overlap_chars=settings.chunk_overlap_chars,
         partition_min_chunks=settings.partition_min_chunks,
+        exact_search_max_chunks=settings.exact_search_max_chunks,
     )
 
 

@@ -49,13 +49,13 @@ class Settings(BaseSettings):
 
     top_k: int = Field(default=10, ge=1, le=100)
     # --- Partitions (issue 15): a tenant with more current chunks than partition_min_chunks gets
-    # a partition of its own (its own HNSW and GIN) at the next `runbook db rebalance`, and moves
-    # back below half of it. Tenants in the shared partitions are always scanned exactly (no
-    # HNSW there); one with its own partition walks its graph above exact_search_max_chunks.
-    # At 1,000 an exact scan reads at most ~1,000 inline halfvec rows (about a millisecond),
-    # and every larger tenant answers from an HNSW over its rows alone.
+    # a partition of its own (its own GIN, and its own HNSW above exact_search_max_chunks) at
+    # the next `runbook db rebalance`, and moves back below half of it. Retrieval scans a tenant
+    # exactly unless it has a partition of its own and more than exact_search_max_chunks chunks:
+    # an exact scan of one partition's inline halfvec rows is a few ms at 20,000 and exact,
+    # while a graph per small partition would cost index memory for no gain.
     partition_min_chunks: int = Field(default=1_000, ge=1)
-    exact_search_max_chunks: int = Field(default=500, ge=0)
+    exact_search_max_chunks: int = Field(default=20_000, ge=0)
     # Answer quality (issue 11): a service-scoped search reruns unscoped below min_cosine; the
     # gate answers when its calibrated probability is at least answer_threshold (None: the
     # operating point stored with the model); gate_model_path replaces rag/gate_model.json.

@@ -122,17 +122,19 @@ class Store:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def ensure_vector_index(self, dim: int) -> None:
-        """Give every tenant partition an HNSW (cosine) index for dimension ``dim`` if missing.
+    async def ensure_vector_index(self, dim: int, *, exact_search_max_chunks: int) -> None:
+        """Give every tenant partition whose tenant has more than ``exact_search_max_chunks``
+        current chunks an HNSW (cosine) index for dimension ``dim`` if missing.
 
-        Only partitions of their own have one (rag/partitions.py); the shared partitions hold
-        small tenants that retrieval scans exactly. One partial index per dimension lets a model
-        change coexist with old rows; retrieval's WHERE repeats the predicate so it applies.
+        Retrieval scans every other tenant exactly (rag/service.py): the shared partitions and
+        small partitions of their own carry no graph, which is most of the index memory saved.
+        One partial index per dimension lets a model change coexist with old rows; retrieval's
+        WHERE repeats the predicate so it applies.
         """
         async with self.pool.connection() as conn, conn.transaction():
             # Two ingests creating the same index at once would collide in the catalog.
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (dim,))
-            cur = await conn.execute("SELECT table_name FROM tenant_partitions ORDER BY 1")
+            cur = await conn.execute(_WALKED_PARTITIONS, (exact_search_max_chunks,))
             for (table,) in await cur.fetchall():
                 await conn.execute(vector_index_statement(table, dim))
 
@@ -156,6 +158,15 @@ class Store:
                 await conn.execute("SELECT 1")
         except (psycopg.Error, TimeoutError) as exc:
             raise StoreError(f"database check failed: {type(exc).__name__}") from exc
+
+
+# Partitions of their own whose tenant is too large for an exact scan: retrieval walks their graph.
+_WALKED_PARTITIONS = """
+SELECT p.table_name
+FROM tenant_partitions AS p JOIN tenant_text_stats AS s USING (tenant_id)
+WHERE s.chunks > %s
+ORDER BY 1
+"""
 
 
 def vector_index_statement(table: str, dim: int) -> sql.Composed:

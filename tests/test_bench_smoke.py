@@ -51,6 +51,7 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
             conninfo=settings.database_url.get_secret_value(),
             bulk=False,
             partition_min_chunks=_OWN_PARTITION_ABOVE,
+            exact_search_max_chunks=_OWN_PARTITION_ABOVE,
         )
         measured = await measure_scale(
             store,
@@ -64,7 +65,7 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
     finally:
         # Back into the shared partitions first, so no partition of ours outlives the test.
         ours = [corpus.spec.tenant_id(rank) for rank in range(corpus.spec.tenants)]
-        await rebalance(store, min_chunks=10**9, tenants=ours)
+        await rebalance(store, exact_search_max_chunks=0, min_chunks=10**9, tenants=ours)
         async with store.pool.connection() as conn:
             await conn.execute("DELETE FROM tenants WHERE tenant_id LIKE %s", (f"{prefix}%",))
 
@@ -111,9 +112,16 @@ async def test_scale_benchmark_reports_recall_in_range_and_never_short_results(
     assert load["hnsw_build_seconds"] >= 0
 
 
-def test_store_fingerprint_changes_with_the_rebalance_threshold_and_not_between_calls() -> None:
+def test_store_fingerprint_changes_with_either_threshold_and_not_between_calls() -> None:
     spec = SyntheticSpec(chunks=100_000, tenants=1000)
-    first = store_fingerprint(spec, partition_min_chunks=1000)
-    assert first == store_fingerprint(spec, partition_min_chunks=1000)
-    assert first != store_fingerprint(spec, partition_min_chunks=2000)
+    first = store_fingerprint(spec, partition_min_chunks=1000, exact_search_max_chunks=20_000)
+    assert first == store_fingerprint(
+        spec, partition_min_chunks=1000, exact_search_max_chunks=20_000
+    )
+    assert first != store_fingerprint(
+        spec, partition_min_chunks=2000, exact_search_max_chunks=20_000
+    )
+    assert first != store_fingerprint(
+        spec, partition_min_chunks=1000, exact_search_max_chunks=5_000
+    )
     assert len(first["schema_sha256"]) == 16

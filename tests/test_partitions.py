@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -111,7 +112,9 @@ async def test_rebalance_moves_a_tenant_into_its_own_partition_and_back_keeping_
     assert await stats_drift(store, unique_tenant) == (0, 0)
     before = await find(store, unique_tenant, exact=True)
 
-    report = await rebalance(store, min_chunks=10, tenants=[unique_tenant])
+    report = await rebalance(
+        store, exact_search_max_chunks=0, min_chunks=10, tenants=[unique_tenant]
+    )
 
     assert report.promoted == (unique_tenant,) and report.demoted == () and report.unchanged == 0
     table = await own_partition(store, unique_tenant)
@@ -126,7 +129,9 @@ async def test_rebalance_moves_a_tenant_into_its_own_partition_and_back_keeping_
     await ingest(store, tmp_path, unique_tenant, limits)
     assert await stats_drift(store, unique_tenant) == (0, 0)
 
-    back = await rebalance(store, min_chunks=10_000, tenants=[unique_tenant])
+    back = await rebalance(
+        store, exact_search_max_chunks=0, min_chunks=10_000, tenants=[unique_tenant]
+    )
 
     assert back.demoted == (unique_tenant,) and back.promoted == ()
     assert await own_partition(store, unique_tenant) is None
@@ -148,10 +153,14 @@ async def test_hysteresis_keeps_a_tenant_between_half_and_the_threshold_where_it
         row = await cur.fetchone()
     assert row is not None
     size = int(row[0])
-    await rebalance(store, min_chunks=size - 1, tenants=[unique_tenant])
+    await rebalance(store, exact_search_max_chunks=0, min_chunks=size - 1, tenants=[unique_tenant])
 
-    stays = await rebalance(store, min_chunks=size * 2 - 1, tenants=[unique_tenant])
-    dry = await rebalance(store, min_chunks=size * 3, tenants=[unique_tenant], dry_run=True)
+    stays = await rebalance(
+        store, exact_search_max_chunks=0, min_chunks=size * 2 - 1, tenants=[unique_tenant]
+    )
+    dry = await rebalance(
+        store, exact_search_max_chunks=0, min_chunks=size * 3, tenants=[unique_tenant], dry_run=True
+    )
 
     assert stays.unchanged == 1 and stays.demoted == ()
     assert dry.demoted == (unique_tenant,)
@@ -163,7 +172,7 @@ async def test_a_reader_cannot_bypass_row_level_security_by_naming_a_partition(
 ) -> None:
     write_runbooks(tmp_path, 4)
     await ingest(store, tmp_path, unique_tenant, limits)
-    await rebalance(store, min_chunks=1, tenants=[unique_tenant])
+    await rebalance(store, exact_search_max_chunks=0, min_chunks=1, tenants=[unique_tenant])
     table = await own_partition(store, unique_tenant)
     assert table is not None
 
@@ -203,8 +212,12 @@ async def test_queries_during_a_rebalance_neither_fail_nor_come_back_short(
     async def move() -> None:
         nonlocal moving
         try:
-            await rebalance(store, min_chunks=10, tenants=[unique_tenant])
-            await rebalance(store, min_chunks=10_000, tenants=[unique_tenant])
+            await rebalance(
+                store, exact_search_max_chunks=0, min_chunks=10, tenants=[unique_tenant]
+            )
+            await rebalance(
+                store, exact_search_max_chunks=0, min_chunks=10_000, tenants=[unique_tenant]
+            )
         finally:
             moving = False
 
@@ -235,9 +248,9 @@ async def test_rebalance_of_an_unknown_tenant_or_threshold_below_one_is_a_clear_
     store: Store,
 ) -> None:
     with pytest.raises(ConfigurationError, match="no such tenant: nobody-here"):
-        await rebalance(store, min_chunks=10, tenants=["nobody-here"])
+        await rebalance(store, exact_search_max_chunks=0, min_chunks=10, tenants=["nobody-here"])
     with pytest.raises(ConfigurationError, match="at least 1"):
-        await rebalance(store, min_chunks=0, tenants=[])
+        await rebalance(store, exact_search_max_chunks=0, min_chunks=0, tenants=[])
 
 
 async def run_cli(database_url: str, *args: str) -> tuple[int, str]:
@@ -273,24 +286,32 @@ async def test_db_rebalance_command_prints_what_moves_and_rejects_an_unknown_ten
     assert unknown_code == 2 and "no such tenant: nope" in unknown_out
 
 
-async def test_a_tenant_partition_gets_an_hnsw_index_for_each_dimension_and_the_shared_none(
+async def test_a_partition_gets_a_graph_per_dimension_once_too_big_for_an_exact_scan(
     store: Store, limits: IngestLimits, unique_tenant: str, tmp_path: Path
 ) -> None:
     write_runbooks(tmp_path, 3)
     await ingest(store, tmp_path, unique_tenant, limits)
-    await rebalance(store, min_chunks=1, tenants=[unique_tenant])
+    await rebalance(store, exact_search_max_chunks=10**6, min_chunks=1, tenants=[unique_tenant])
     table = await own_partition(store, unique_tenant)
+    assert table is not None
+    small_enough_to_scan = await graphs(store, table)
 
-    other_model = HashEmbedder(dim=8)
+    walked = replace(limits, exact_search_max_chunks=0)
     await ingest_path(
-        store, other_model, tmp_path, tenant=unique_tenant, prune=False, limits=limits
+        store, HashEmbedder(dim=8), tmp_path, tenant=unique_tenant, prune=False, limits=walked
     )
+    await ingest(store, tmp_path, unique_tenant, walked)
 
+    assert small_enough_to_scan == []
+    assert await graphs(store, table) == [(table, f"{table}_hnsw_16"), (table, f"{table}_hnsw_8")]
+
+
+async def graphs(store: Store, table: str) -> list[tuple[str, str]]:
+    """HNSW indexes of ``table`` and of the shared partitions (which never have one)."""
     async with store.pool.connection() as conn:
         cur = await conn.execute(
             "SELECT tablename, indexname FROM pg_indexes WHERE indexdef LIKE '%%USING hnsw%%' "
             "AND (tablename = %s OR tablename LIKE 'chunks_shared%%')",
             (table,),
         )
-        hnsw = sorted(await cur.fetchall())
-    assert hnsw == [(table, f"{table}_hnsw_16"), (table, f"{table}_hnsw_8")]
+        return sorted(await cur.fetchall())
