@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from rag.evaluate import GoldenQuestion
+from rag.evidence import Evidence
 from rag.logistic import fit_logistic
-from rag.rank import ScopeHints
+from rag.rank import RRF_K, ScopeHints
 from rag.rank_features import FEATURES, candidate_features
 from rag.retrieve import Candidates
 
@@ -43,7 +44,10 @@ class RankingCase:
 def ranking_case(
     golden: GoldenQuestion, candidates: Candidates, hints: ScopeHints, query: str
 ) -> RankingCase:
-    evidence = candidates.evidence
+    # In plain Reciprocal Rank Fusion order, not the order of the ranker that retrieved them:
+    # the fit must not depend on the weights it replaces (the gold rows that enter the pairs
+    # are the ones both retrievers found best).
+    evidence = sorted(candidates.evidence, key=lambda e: (-_plain_rrf(e), e.chunk_id))
     rows = candidate_features(
         evidence,
         hints,
@@ -56,6 +60,10 @@ def ranking_case(
     return RankingCase(
         golden.id, np.array(rows, dtype=float).reshape(-1, len(FEATURES)), np.array(gold)
     )
+
+
+def _plain_rrf(evidence: Evidence) -> float:
+    return sum(1.0 / (RRF_K + r) for r in (evidence.vector_rank, evidence.keyword_rank) if r)
 
 
 def fit_ranking(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray:
