@@ -13,10 +13,7 @@ gate was calibrated"):
 - ``unknown_name`` — an alert or identifier (``CamelCase``, ``snake_case``) the tenant never
   mentions;
 - ``named`` — a runbook named exactly is among the top five;
-- ``agreement`` — the best runbook is in both retrievers' top five;
-- ``rank_margin`` — how far the learned ranker's best score stands above its median score for
-  this question (``rag.ranker``): a question the runbooks answer has one section that stands
-  out, an adjacent one only many similar ones.
+- ``agreement`` — the best runbook is in both retrievers' top five.
 
 Coefficients live in ``rag/gate_model.json`` with the embedding model they were fitted for;
 ``python -m rag.gate_fit`` refits them on the dev split. ``RUNBOOK_ANSWER_THRESHOLD`` moves the
@@ -47,7 +44,6 @@ FEATURES = (
     "unknown_name",
     "named",
     "agreement",
-    "rank_margin",
 )
 # How many of the best chunks the features look at.
 _DEPTH = 5
@@ -132,9 +128,6 @@ def features(
         "unknown_name": float(_unknown_name(question, candidates, names, alert_name)),
         "named": float(any(r.startswith("named:") for e in top for r in e.hit_reasons)),
         "agreement": float(_agree(evidence)),
-        "rank_margin": evidence[0].score - statistics.median(e.score for e in evidence)
-        if evidence
-        else 0.0,
     }
 
 
