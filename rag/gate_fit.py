@@ -1,17 +1,16 @@
-"""Fit the answerability gate (and check the ranking weights) on a dev golden set.
+"""Fit the answerability gate (and, with ``--ranking``, the ranker first) on a dev golden set.
 
     RUNBOOK_DATA_DIR=... python -m rag.gate_fit evals/public/dev.jsonl [...] \
-        --output rag/gate_model.json [--ranking]
+        --output rag/gate_model.json [--ranking --rank-output rag/rank_model.json]
 
 The tenants named in the files must be ingested in that database (README, "Evaluation"). Every
 question goes through retrieval once; the gate's features are recorded with the label
 "answerable" (the golden row expects a section) or not ("abstain"), and a logistic regression
 with a small L2 penalty is fitted by Newton's method. The threshold stored with it is the
 smallest probability that keeps answer coverage at or above ``--min-coverage`` on the fitting
-data while abstaining as often as possible on the unanswerable rows. ``--ranking`` also scores a
-grid of fusion weights (``rag.rank.RankWeights``, by coordinate ascent) by MRR@5 and prints
-the best, for a person to
-copy into ``rag/rank.py``: ranking constants are code, reviewed like code.
+data while abstaining as often as possible on the unanswerable rows. ``--ranking`` first fits
+the ranker's weights (``rag.rank_fit``), writes them, re-ranks every observation with them and
+only then fits the gate, whose features read the top of the ranking.
 
 Use the dev split only; the test split is for the README's figures.
 """
@@ -31,23 +30,14 @@ import numpy as np
 
 from rag.alerts import parse_alert
 from rag.evaluate import GoldenQuestion, load_golden
-from rag.gate import FEATURES
-from rag.rank import DEFAULT_WEIGHTS, RankWeights, fuse
+from rag.gate import FEATURES, features
+from rag.logistic import fit_logistic
+from rag.rank_fit import rank_model, ranking_case
+from rag.ranker import RankModel, fuse
+from rag.retrieve import Candidates
 from rag.runtime import open_runtime
 from rag.service import RagService, Retrieval
 from rag.settings import Settings
-
-_L2 = 0.1
-_GRID = {
-    "keyword": (0.7, 1.0, 1.4),
-    "exact_name": (1.0, 3.0),
-    "loose_name": (0.0, 1.0),
-    "intent": (0.0, 0.5, 1.0, 1.5),
-    "document": (0.0, 0.3, 0.6),
-    "mitigation": (0.0, 0.5, 1.0),
-    "diagnosis": (0.0, 0.3, 0.6),
-    "impact": (-0.6, -0.3, 0.0),
-}
 
 
 @dataclass
@@ -55,27 +45,38 @@ class Observation:
     golden: GoldenQuestion
     retrieval: Retrieval
     query: str
+    # The tenant's runbook names, lowercased (the gate's ``unknown_name`` reads them).
+    names: frozenset[str]
 
     @property
     def answerable(self) -> bool:
         return self.golden.expect != "abstain"
 
+    @property
+    def candidates(self) -> Candidates:
+        return self.retrieval.candidates
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = _L2) -> tuple[np.ndarray, float]:
-    """Weights and intercept of an L2-penalised logistic regression (intercept unpenalised)."""
-    design = np.hstack([x, np.ones((x.shape[0], 1))])
-    weights = np.zeros(design.shape[1])
-    penalty = np.full(design.shape[1], l2)
-    penalty[-1] = 0.0
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -30, 30)))
-        gradient = design.T @ (p - y) + penalty * weights
-        hessian = design.T @ (design * (p * (1 - p))[:, None]) + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hessian, gradient)
-        weights -= step
-        if float(np.max(np.abs(step))) < 1e-8:
-            break
-    return weights[:-1], float(weights[-1])
+    def gate_features(self) -> dict[str, float]:
+        alert = self.retrieval.alert
+        return features(
+            self.query,
+            self.candidates,
+            names=self.names,
+            alert_name=alert.name if alert else None,
+        )
+
+    def reranked(self, model: RankModel) -> Observation:
+        candidates = self.candidates
+        evidence = fuse(
+            candidates.evidence,
+            self.retrieval.hints,
+            self.query,
+            term_df=candidates.term_df,
+            tenant_chunks=candidates.tenant_chunks,
+            model=model,
+        )
+        retrieval = replace(self.retrieval, candidates=replace(candidates, evidence=evidence))
+        return replace(self, retrieval=retrieval)
 
 
 def choose_threshold(probabilities: np.ndarray, y: np.ndarray, min_coverage: float) -> float:
@@ -88,49 +89,23 @@ def choose_threshold(probabilities: np.ndarray, y: np.ndarray, min_coverage: flo
     return float(max(answerable[allowed_misses] - 1e-6, 0.0))
 
 
-def mrr(observations: list[Observation], weights: RankWeights, k: int = 5) -> float:
-    total = 0.0
-    answerable = [o for o in observations if o.answerable]
-    for item in answerable:
-        ranked = fuse(
-            list(item.retrieval.candidates.evidence), item.retrieval.hints, item.query, weights
-        )
-        targets = item.golden.targets()
-        for rank, evidence in enumerate(ranked[:k], start=1):
-            if any(t.matches(evidence) for t in targets):
-                total += 1.0 / rank
-                break
-    return total / max(len(answerable), 1)
-
-
-def best_ranking(observations: list[Observation], rounds: int = 2) -> tuple[RankWeights, float]:
-    """Coordinate ascent over ``_GRID``: each weight in turn takes its best value, twice over."""
-    best = (DEFAULT_WEIGHTS, mrr(observations, DEFAULT_WEIGHTS))
-    for _ in range(rounds):
-        for name, values in _GRID.items():
-            for value in values:
-                weights = replace(best[0], **{name: value})
-                score = mrr(observations, weights)
-                if score > best[1] + 1e-9:
-                    best = (weights, score)
-    return best
-
-
 async def observe(service: RagService, questions: list[GoldenQuestion]) -> list[Observation]:
     found = []
     for golden in questions:
         question = service.check_question(golden.question)
         retrieval = await service.retrieve(golden.tenant, question, service=golden.service)
         alert = parse_alert(question)
-        found.append(Observation(golden, retrieval, alert.search_text() if alert else question))
+        names = frozenset((await service.catalogs.catalog_for(golden.tenant)).names())
+        query = alert.search_text() if alert else question
+        found.append(Observation(golden, retrieval, query, names))
     return found
 
 
 def gate_model(
     observations: list[Observation], model_id: str, min_coverage: float, sources: list[str]
 ) -> dict[str, Any]:
-    rows = [o for o in observations if o.retrieval.gate.features]
-    x = np.array([[dict(o.retrieval.gate.features)[n] for n in FEATURES] for o in rows])
+    rows = [o for o in observations if o.candidates.evidence]
+    x = np.array([[o.gate_features()[n] for n in FEATURES] for o in rows])
     y = np.array([1.0 if o.answerable else 0.0 for o in rows])
     coefficients, intercept = fit_logistic(x, y)
     probabilities = 1.0 / (1.0 + np.exp(-(x @ coefficients + intercept)))
@@ -158,11 +133,19 @@ async def _main(args: argparse.Namespace) -> int:
     async with open_runtime(Settings()) as runtime:
         observations = await observe(runtime.service, questions)
         model_id = runtime.service.embedder.model_id
+    sources = [str(p) for p in args.golden]
     if args.ranking:
-        weights, score = best_ranking(observations)
-        print(f"MRR@5 default {mrr(observations, DEFAULT_WEIGHTS):.4f}; best {score:.4f}")
-        print(f"best weights: {weights}")
-    fitted = gate_model(observations, model_id, args.min_coverage, [str(p) for p in args.golden])
+        cases = [
+            ranking_case(o.golden, o.candidates, o.retrieval.hints, o.query)
+            for o in observations
+            if o.answerable
+        ]
+        ranking = rank_model(cases, model_id, sources)
+        args.rank_output.write_text(json.dumps(ranking, indent=2) + "\n", encoding="utf-8")
+        print(json.dumps(ranking, indent=2))
+        model = RankModel.load(args.rank_output)
+        observations = [o.reranked(model) for o in observations]
+    fitted = gate_model(observations, model_id, args.min_coverage, sources)
     args.output.write_text(json.dumps(fitted, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(fitted, indent=2))
     return 0
@@ -173,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("golden", type=Path, nargs="+", help="dev golden files (JSONL)")
     parser.add_argument("--output", type=Path, default=Path("rag/gate_model.json"))
     parser.add_argument("--min-coverage", type=float, default=0.97)
-    parser.add_argument("--ranking", action="store_true", help="also search the fusion weights")
+    parser.add_argument("--ranking", action="store_true", help="refit the ranker first")
+    parser.add_argument("--rank-output", type=Path, default=Path("rag/rank_model.json"))
     return asyncio.run(_main(parser.parse_args(argv)))
 
 

@@ -4,7 +4,7 @@ Every query carries ``tenant_id = %(tenant)s AND NOT superseded`` in its own WHE
 runs under row-level security); nothing is fetched across tenants and filtered afterwards. The
 keyword half scores with BM25 from the tenant's own statistics (``term_stats``, kept by
 triggers, see ``rag/sql/005_term_statistics.sql``); both halves only see chunks embedded by the
-question's model. ``rag.rank`` fuses the two lists.
+question's model. ``rag.ranker`` fuses the two lists.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from psycopg import sql
 
 from rag.embedding import Vectors
 from rag.evidence import Evidence
-from rag.rank import RankWeights, ScopeHints, fuse
+from rag.rank import ScopeHints
+from rag.ranker import RankModel, fuse
 from rag.store import Store
 
 __all__ = [
@@ -207,7 +208,7 @@ async def search(
     hints: ScopeHints,
     exact: bool = False,
     ef_search: int = 200,
-    weights: RankWeights | None = None,
+    rank_model: RankModel | None = None,
 ) -> Candidates:
     """Run the hybrid query for one tenant (optionally one service) and fuse the ranks.
 
@@ -258,13 +259,21 @@ async def search(
         term_df = {str(lexeme): int(df) for lexeme, df in await cur.fetchall()}
         cur = await conn.execute(_TENANT_SIZE, params)
         size = await cur.fetchone()
-    fused = fuse([_row_to_evidence(row) for row in rows], hints, question, weights)
+    tenant_chunks = int(size[0]) if size else 0
+    fused = fuse(
+        [_row_to_evidence(row) for row in rows],
+        hints,
+        question,
+        term_df=term_df,
+        tenant_chunks=tenant_chunks,
+        model=rank_model,
+    )
     return Candidates(
         evidence=fused,
         vector_hits=sum(1 for e in fused if e.vector_rank is not None),
         keyword_hits=sum(1 for e in fused if e.keyword_rank is not None),
         term_df=term_df,
-        tenant_chunks=int(size[0]) if size else 0,
+        tenant_chunks=tenant_chunks,
     )
 
 

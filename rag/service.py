@@ -29,7 +29,8 @@ from rag.errors import (
 from rag.evidence import Evidence
 from rag.gate import Gate, GateModel, decide
 from rag.metrics import RagMetrics
-from rag.rank import RankWeights, ScopeHints
+from rag.rank import ScopeHints
+from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
 from rag.settings import Settings
 from rag.store import Store
@@ -83,8 +84,14 @@ class RagService:
                 self.gate_model.embedding_model,
                 embedder.model_id,
             )
-        # Replaced only by the ranking fit (rag.gate_fit), which scores alternatives.
-        self.rank_weights: RankWeights | None = None
+        self.rank_model = RankModel.load()
+        if self.rank_model.embedding_model != embedder.model_id:
+            logger.warning(
+                "the ranking model was fitted for %s, not %s; refit it "
+                "(python -m rag.gate_fit --ranking)",
+                self.rank_model.embedding_model,
+                embedder.model_id,
+            )
 
     async def ask(self, tenant: str, question: str, *, service: str | None = None) -> AskResult:
         started = time.perf_counter()
@@ -192,7 +199,7 @@ class RagService:
                 candidates=max(CANDIDATES_PER_RETRIEVER, self.settings.top_k),
                 hints=hints,
                 exact=exact,
-                weights=self.rank_weights,
+                rank_model=self.rank_model,
             )
         )
 

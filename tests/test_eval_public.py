@@ -30,15 +30,15 @@ DEV_FILES = (
 )
 
 # Measured on this subset (prom tenant, dev split: 45 answerable, 15 abstain) with the shipped
-# gate and weights — recall@5 0.911, MRR 0.789, document recall@5 0.978, abstain accuracy
-# 0.933, coverage 0.978, first citation in a gold runbook 0.886 — minus about one question of
-# each kind.
-MIN_RECALL_AT_5 = 0.88
-MIN_MRR = 0.75
+# gate and learned ranker — recall@5 0.956, MRR 0.850, document recall@5 0.978, abstain
+# accuracy 0.933, coverage 0.956, first citation in a gold runbook 0.930 — minus about one
+# question of each kind.
+MIN_RECALL_AT_5 = 0.93
+MIN_MRR = 0.82
 MIN_DOCUMENT_RECALL_AT_5 = 0.95
 MIN_ABSTAIN_ACCURACY = 0.86
 MIN_ANSWER_COVERAGE = 0.93
-MIN_FIRST_CITATION_IN_GOLD_DOCUMENT = 0.86
+MIN_FIRST_CITATION_IN_GOLD_DOCUMENT = 0.90
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(?P<body>.*?)\n\1$", re.M | re.S)
 

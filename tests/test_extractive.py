@@ -130,6 +130,25 @@ async def test_leads_with_the_best_section_then_one_line_per_other_source() -> N
     assert verify_draft(draft, EXCERPTS).problems == ()
 
 
+async def test_section_that_is_one_command_under_its_heading_leads_with_that_command() -> None:
+    oldest = (
+        "```sql\nselect application_name, query, now() - query_start as query_age\n"
+        "from pg_stat_activity where state='active' order by 3 desc limit 5\n```\n"
+    )
+    excerpts = (
+        excerpt(1, oldest, "patroni/query-load", "Top 5 oldest active queries"),
+        excerpt(2, REDIS, "cache/redis-evictions", "Diagnosis"),
+    )
+    draft = await ExtractiveAnswerer().answer(
+        "how do i see the oldest active queries on the primary", excerpts
+    )
+
+    assert draft.citations[0].n == 1
+    assert draft.text.startswith("```sql\nselect application_name, query")
+    assert "limit 5\n```\n[1]" in draft.text
+    assert verify_draft(draft, excerpts).problems == ()
+
+
 async def test_code_blocks_are_quoted_whole_or_not_at_all() -> None:
     long_block = "\n".join(
         f"kubectl annotate pod web-{i} checked=true --overwrite" for i in range(30)

@@ -1,19 +1,28 @@
-"""Fusion: exact names win, the heading's intent meets the question's, a runbook's sections come
-together; and the gate's logistic fit recovers a separable rule and its operating point."""
+"""The learned ranker: exact names win, the heading's intent and words meet the question's; the
+pairwise fit learns what puts the gold row first; the gate's logistic fit recovers a separable
+rule and its operating point."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import numpy as np
 
 from rag.evidence import Evidence
-from rag.gate_fit import choose_threshold, fit_logistic
-from rag.rank import DEFAULT_WEIGHTS, ScopeHints, fuse, question_intents
+from rag.gate_fit import choose_threshold
+from rag.logistic import fit_logistic
+from rag.rank import ScopeHints, question_intents
+from rag.rank_features import FEATURES
+from rag.rank_fit import RankingCase, fit_ranking, reciprocal_rank
+from rag.ranker import RankModel, fuse
 
 
 def chunk(
-    chunk_id: int, document: str, section: str, *, vector: int | None, keyword: int | None
+    chunk_id: int,
+    document: str,
+    section: str,
+    *,
+    vector: int | None,
+    keyword: int | None,
+    matched: tuple[str, ...] = (),
 ) -> Evidence:
     title = document.rsplit("/", 1)[-1]
     return Evidence(
@@ -31,6 +40,7 @@ def chunk(
         vector_rank=vector,
         keyword_rank=keyword,
         score=0.0,
+        matched_terms=matched,
     )
 
 
@@ -47,7 +57,7 @@ def test_exact_alert_name_outranks_a_better_scored_section_of_another_runbook() 
         chunk(2, "kubernetes/KubeStatefulSetReplicasMismatch", "Meaning", vector=2, keyword=3),
     ]
     hints = ScopeHints(documents=frozenset({"kubernetes/KubeStatefulSetReplicasMismatch"}))
-    ranked = fuse(found, hints, "KubeStatefulSetReplicasMismatch")
+    ranked = fuse(found, hints, "KubeStatefulSetReplicasMismatch", term_df={}, tenant_chunks=10)
     assert ranked[0].document_id == "kubernetes/KubeStatefulSetReplicasMismatch"
     assert "named:kubernetes/KubeStatefulSetReplicasMismatch" in ranked[0].hit_reasons
 
@@ -57,21 +67,44 @@ def test_mitigation_section_wins_a_tie_for_a_how_do_i_fix_question() -> None:
         chunk(1, "etcd/etcdNoLeader", "Meaning", vector=1, keyword=2),
         chunk(2, "etcd/etcdNoLeader", "Mitigation", vector=2, keyword=1),
     ]
-    ranked = fuse(found, ScopeHints(), "etcd has no leader, how do i fix it")
+    ranked = fuse(
+        found, ScopeHints(), "etcd has no leader, how do i fix it", term_df={}, tenant_chunks=10
+    )
     assert [e.heading_path[1] for e in ranked] == ["Mitigation", "Meaning"]
     assert "intent:mitigation" in ranked[0].hit_reasons
 
 
-def test_document_support_lifts_the_runbook_with_more_strong_sections() -> None:
+def test_section_whose_heading_holds_the_questions_rare_word_wins_within_the_runbook() -> None:
+    document = "kubernetes/KubePersistentVolumeFillingUp"
     found = [
-        chunk(1, "node/NodeFilesystemSpaceFillingUp", "Notes", vector=1, keyword=None),
-        chunk(2, "node/NodeFilesystemFilesFillingUp", "Notes", vector=2, keyword=None),
-        chunk(3, "node/NodeFilesystemFilesFillingUp", "Details", vector=3, keyword=None),
+        chunk(1, document, "Details", vector=1, keyword=1, matched=("volum", "resiz")),
+        chunk(2, document, "Resize the volume", vector=2, keyword=2, matched=("volum", "resiz")),
     ]
-    without = fuse(found, ScopeHints(), "inodes", replace(DEFAULT_WEIGHTS, document=0.0))
-    with_support = fuse(found, ScopeHints(), "inodes", replace(DEFAULT_WEIGHTS, document=1.0))
-    assert without[0].document_id == "node/NodeFilesystemSpaceFillingUp"
-    assert with_support[0].document_id == "node/NodeFilesystemFilesFillingUp"
+    # Both chunks hold both words; only the second's heading does, and "resiz" is rare here.
+    term_df = {"volum": 40, "resiz": 2, "stuck": 30}
+    ranked = fuse(found, ScopeHints(), "volume resize is stuck", term_df=term_df, tenant_chunks=500)
+    assert ranked[0].heading_path[1] == "Resize the volume"
+
+
+def test_shipped_rank_model_weighs_every_feature_for_its_embedding_model() -> None:
+    model = RankModel.load()
+    assert model.embedding_model.startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert len(model.weights) == len(FEATURES)
+    assert any(w != 0 for w in model.weights)
+
+
+def test_pairwise_fit_learns_the_feature_that_puts_the_gold_row_first() -> None:
+    rng = np.random.default_rng(3)
+    cases = []
+    for number in range(30):
+        rows = rng.normal(size=(8, len(FEATURES)))
+        gold = np.zeros(8, dtype=bool)
+        gold[number % 8] = True
+        rows[gold, 1] += 3.0  # the gold row stands out on one feature only
+        cases.append(RankingCase(f"q{number}", rows, gold))
+    weights = fit_ranking(cases, l2=1.0)
+    assert int(np.argmax(weights)) == 1
+    assert np.mean([reciprocal_rank(case, weights) for case in cases]) > 0.9
 
 
 def test_logistic_fit_separates_and_the_threshold_keeps_the_asked_coverage() -> None:

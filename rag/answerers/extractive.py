@@ -94,7 +94,7 @@ def _quote_section(
     for passage in passages[start:]:
         if used >= MAX_LEAD_LINES:
             break
-        if passage.text and _quotable(passage.text):
+        if _quotable_text(passage):
             prefix = "- " if passage.kind == "item" else ""
             lines.append(f"{prefix}{passage.text} [{n}]")
             citations.append(DraftCitation(n, passage.text))
@@ -105,10 +105,18 @@ def _quote_section(
             citations.append(DraftCitation(n, code.quote))
             used += _code_lines(code)
     if not citations:
-        # A section of short fragments only: quote its best passage alone.
-        top = max(scored, key=lambda s: s.score).passage
-        lines.append(f"{top.text} [{n}]")
-        citations.append(DraftCitation(n, top.text))
+        # A section of short fragments only: quote its best passage alone, or else its best
+        # command (a section that is one query under its heading).
+        prose = [s for s in scored if _quotable_text(s.passage)]
+        top = max(prose or scored, key=lambda s: s.score).passage
+        if _quotable_text(top):
+            lines.append(f"{top.text} [{n}]")
+            citations.append(DraftCitation(n, top.text))
+        elif top.code is not None:
+            lines.append(
+                f"{top.code.fence}{top.code.info}\n{top.code.body}\n{top.code.fence}\n[{n}]"
+            )
+            citations.append(DraftCitation(n, top.code.quote))
     return lines, citations
 
 
@@ -122,7 +130,12 @@ def _also_see(
     for item in sorted(scored, key=lambda s: (s.excerpt.n, -s.score, s.passage.position)):
         evidence = item.excerpt.evidence
         where = (evidence.document_id, evidence.section)
-        if where in seen or item.passage.text in quoted or len(lines) == MAX_ALSO_SEE:
+        if (
+            where in seen
+            or not _quotable_text(item.passage)
+            or item.passage.text in quoted
+            or len(lines) == MAX_ALSO_SEE
+        ):
             continue
         seen.add(where)
         quoted.add(item.passage.text)
@@ -152,10 +165,16 @@ def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
     for excerpt in excerpts:
         path = " ".join(excerpt.evidence.heading_path)
         for passage in cut_passages(excerpt.evidence.content):
-            if passage.text and _quotable(passage.text):
+            # A command without a quotable sentence before it still answers ("Top 5 oldest
+            # active queries" is a heading over one SQL query): its own words score it.
+            if _quotable_text(passage):
                 own = frozenset(question_terms(passage.text))
-                heading = frozenset(question_terms(f"{path} {passage.heading}"))
-                candidates.append((excerpt, passage, own, heading))
+            elif passage.code is not None and _quotable_code(passage.code):
+                own = frozenset(question_terms(passage.code.body))
+            else:
+                continue
+            heading = frozenset(question_terms(f"{path} {passage.heading}"))
+            candidates.append((excerpt, passage, own, heading))
     frequency: dict[str, int] = {}
     for _, _, own, _ in candidates:
         for term in own:
@@ -172,6 +191,10 @@ def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
             prior = 1 + _RANK_PRIOR / excerpt.n + action
             scored.append(_Scored(excerpt, passage, overlap * prior))
     return scored
+
+
+def _quotable_text(passage: Passage) -> bool:
+    return bool(passage.text) and _quotable(passage.text)
 
 
 def _quotable(text: str) -> bool:
@@ -192,6 +215,7 @@ def _quotable_code(code: CodeBlock) -> bool:
 
 
 def _is_action(excerpt: Excerpt, passage: Passage) -> bool:
-    first = passage.text.lstrip("*_`").split(maxsplit=1)[0].lower()
+    words = passage.text.lstrip("*_`").split(maxsplit=1)
+    first = words[0].lower() if words else ""
     headings = " ".join((*excerpt.evidence.heading_path, passage.heading))
     return first in _ACTION_VERBS or _ACTION_HEADING.search(headings) is not None
