@@ -102,7 +102,12 @@ async def load_corpus(
     moved = (
         {}
         if partition_min_chunks is None
-        else await rebalance_tenants(store, partition_min_chunks, exact_search_max_chunks)
+        else await rebalance_tenants(
+            store,
+            [spec.tenant_id(rank) for rank in range(spec.tenants)],
+            partition_min_chunks,
+            exact_search_max_chunks,
+        )
     )
     if moved and moved["rebalance"]["promoted"]:
         # The rows that moved left free space in the shared buckets, which later ingests would
