@@ -22,6 +22,7 @@ from rag.evidence import Evidence
 from rag.rank import ScopeHints
 from rag.ranker import RankModel, fuse
 from rag.store import Store
+from rag.terms import keyword_text
 
 __all__ = [
     "BM25_PARAMS",
@@ -222,7 +223,7 @@ async def search(
     query = sql.SQL(HYBRID_QUERY).format(dim=sql.Literal(int(vector.shape[0])))
     params: dict[str, Any] = {
         "tenant": tenant,
-        "question": question,
+        "question": keyword_text(question),
         "embedding": vector,
         "model": model,
         "service": service,

@@ -20,6 +20,17 @@ _STOPWORDS = frozenset(
 )
 
 
+# "502s", "5xxs": Postgres' english parser leaves a token with digits unstemmed, so the plural of
+# a status code would be a word the tenant never uses, and the code itself would go unmatched.
+_CODE_PLURAL = re.compile(r"\b([0-9]+(?:xx)?)s\b", re.IGNORECASE)
+
+
+def keyword_text(question: str) -> str:
+    """``question`` as the keyword half and the vocabulary check read it: plurals of status
+    codes and numbers made singular ("throwing 502s" -> "throwing 502")."""
+    return _CODE_PLURAL.sub(r"\1", question)
+
+
 def question_terms(text: str) -> dict[str, float]:
     """Normalised terms of ``text`` with their weights, in order of first appearance."""
     terms: dict[str, float] = {}
