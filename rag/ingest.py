@@ -98,10 +98,11 @@ async def ingest_path(
         await record_update_dates(store, folders)
         for tenant_id, gone in retirements.items():
             report.removed += await retire_documents(store, tenant_id, gone)
-    # After the write: a tenant partition that just grew past the exact-scan size gets its graph.
-    await store.ensure_vector_index(
-        embedder.dim, exact_search_max_chunks=limits.exact_search_max_chunks
-    )
+        # After the write, and under the tenants' locks so no rebalance moves their partition
+        # meanwhile: a partition that just grew past the exact-scan size gets its graph.
+        await store.ensure_vector_index(
+            embedder.dim, exact_search_max_chunks=limits.exact_search_max_chunks
+        )
     if limits.partition_min_chunks is not None:
         report.rebalance_due = await rebalance_due(
             store, min_chunks=limits.partition_min_chunks, tenants=report.tenants
