@@ -30,13 +30,7 @@ from bench.scale_samples import K, Samples, recall_at_k
 from bench.scale_variants import EXACT, HNSW
 from bench.store_layout import own_partition_tenants, service_scans_exactly
 from bench.synthetic import Query, SyntheticCorpus, SyntheticSpec
-from bench.synthetic_store import (
-    load_corpus,
-    mark_database,
-    prepare_database,
-    size_label,
-    store_fingerprint,
-)
+from bench.synthetic_store import loaded_store, mark_database, prepare_database, size_label
 from rag import CANDIDATES_PER_RETRIEVER, Settings, Store, open_store, resolve_database_url
 
 TARGET_RATIO = 3.0
@@ -249,26 +243,9 @@ async def _measure_against_ours(
     warmup: int,
     rules: QuietRules,
 ) -> dict[str, Any]:
-    spec = corpus.spec
     ours_name = f"runbook_bench_scale_{label}".replace("-", "_")
-    fingerprint = store_fingerprint(
-        spec,
-        partition_min_chunks=settings.partition_min_chunks,
-        exact_search_max_chunks=settings.exact_search_max_chunks,
-    )
-    ours_info, ours_marker = await prepare_database(base_url, ours_name, fingerprint, rebuild=False)
-    ours_settings = settings.model_copy(update={"database_url": SecretStr(ours_info)})
-    async with open_store(ours_settings) as ours:
-        if ours_marker is None:
-            load = await load_corpus(
-                ours,
-                corpus,
-                conninfo=ours_info,
-                bulk=True,
-                partition_min_chunks=settings.partition_min_chunks,
-                exact_search_max_chunks=settings.exact_search_max_chunks,
-            )
-            await mark_database(base_url, ours_name, {"spec": fingerprint, "load": load})
+    async with loaded_store(settings, base_url, ours_name, corpus, rebuild=False) as loaded:
+        ours = loaded.store
         watch = QuietWatch(rules, roots=await benchmark_roots(ours))
         await watch.start()
         buckets = await measure_peer(
@@ -289,7 +266,7 @@ async def _measure_against_ours(
             "RRF), each on the path the service's rule picks (exact unless the tenant has a "
             f"partition of its own and more than {settings.exact_search_max_chunks} chunks); "
             "peer and ours interleaved",
-            "spec": fingerprint,
+            "spec": loaded.fingerprint,
             "buckets": buckets,
         }
 

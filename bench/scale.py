@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
 from bench.quiet import QuietRules, QuietWatch, benchmark_roots
 from bench.results_file import machine_facts, write_result
 from bench.scale_measure import measure_scale
@@ -26,17 +24,13 @@ from bench.scale_variants import VARIANTS
 from bench.store_layout import chunk_storage
 from bench.synthetic import SyntheticCorpus, SyntheticSpec
 from bench.synthetic_store import (
-    load_corpus,
-    mark_database,
-    prepare_database,
+    loaded_store,
     size_label,
-    store_fingerprint,
 )
 from rag import (
     CANDIDATES_PER_RETRIEVER,
     ConfigurationError,
     Settings,
-    open_store,
     resolve_database_url,
 )
 
@@ -67,26 +61,8 @@ async def run_scale_benchmark(
     name = f"scale-{size_label(chunks)}" + ("" if tenants == 1000 else f"-{tenants}t")
     database = "runbook_bench_" + name.replace("-", "_")
     base_url = await resolve_database_url(settings)
-    fingerprint = store_fingerprint(
-        spec,
-        partition_min_chunks=settings.partition_min_chunks,
-        exact_search_max_chunks=settings.exact_search_max_chunks,
-    )
-    conninfo, marker = await prepare_database(base_url, database, fingerprint, rebuild=rebuild)
-    bench_settings = settings.model_copy(update={"database_url": SecretStr(conninfo)})
-    async with open_store(bench_settings) as store:
-        if marker is None:
-            load = await load_corpus(
-                store,
-                corpus,
-                conninfo=conninfo,
-                bulk=True,
-                partition_min_chunks=settings.partition_min_chunks,
-                exact_search_max_chunks=settings.exact_search_max_chunks,
-            )
-            await mark_database(base_url, database, {"spec": fingerprint, "load": load})
-        else:
-            load = marker["load"]
+    async with loaded_store(settings, base_url, database, corpus, rebuild=rebuild) as loaded:
+        store, fingerprint, load = loaded.store, loaded.fingerprint, loaded.load
         if load_only:
             print(json.dumps({"database": database, "spec": fingerprint, "load": load}, indent=2))
             return 0
@@ -110,7 +86,7 @@ async def run_scale_benchmark(
             "exact_search_max_chunks": settings.exact_search_max_chunks,
             "partition_min_chunks": settings.partition_min_chunks,
             "candidates_per_retriever": CANDIDATES_PER_RETRIEVER,
-            "load": {**load, "reused_existing_database": marker is not None},
+            "load": {**load, "reused_existing_database": loaded.reused},
             "storage": await chunk_storage(store, spec.chunks),
             **measured,
         }

@@ -7,6 +7,9 @@ import asyncio
 import hashlib
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -15,10 +18,11 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
+from pydantic import SecretStr
 
 from bench.store_layout import rebalance_tenants
 from bench.synthetic import SyntheticCorpus, SyntheticSpec, TenantRows, document_sha
-from rag import SHARED_PARTITION, Store
+from rag import SHARED_PARTITION, Settings, Store, open_store
 
 _STAGING = """
 CREATE TEMP TABLE IF NOT EXISTS bench_staging (
@@ -175,6 +179,51 @@ async def build_vector_index(
 
 
 # --- A database of the benchmark's own ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedStore:
+    """The benchmark's own store, open, with what it was loaded from and how the load went."""
+
+    store: Store
+    fingerprint: dict[str, Any]
+    load: dict[str, Any]
+    reused: bool
+
+
+@asynccontextmanager
+async def loaded_store(
+    settings: Settings,
+    base_url: str,
+    database: str,
+    corpus: SyntheticCorpus,
+    *,
+    rebuild: bool,
+) -> AsyncIterator[LoadedStore]:
+    """Open ``database`` with ``corpus`` loaded the way ``settings`` lay it out: reused when a
+    previous load had the same fingerprint, loaded (and marked) otherwise."""
+    fingerprint = store_fingerprint(
+        corpus.spec,
+        partition_min_chunks=settings.partition_min_chunks,
+        exact_search_max_chunks=settings.exact_search_max_chunks,
+    )
+    conninfo, marker = await prepare_database(base_url, database, fingerprint, rebuild=rebuild)
+    async with open_store(
+        settings.model_copy(update={"database_url": SecretStr(conninfo)})
+    ) as store:
+        if marker is None:
+            load = await load_corpus(
+                store,
+                corpus,
+                conninfo=conninfo,
+                bulk=True,
+                partition_min_chunks=settings.partition_min_chunks,
+                exact_search_max_chunks=settings.exact_search_max_chunks,
+            )
+            await mark_database(base_url, database, {"spec": fingerprint, "load": load})
+        else:
+            load = marker["load"]
+        yield LoadedStore(store, fingerprint, load, reused=marker is not None)
 
 
 async def prepare_database(
