@@ -37,7 +37,7 @@ class TenantCatalog:
     worded_names: tuple[tuple[frozenset[str], str], ...] = ()
     # The lowercased names of ``documents`` that are two words or more.
     distinctive: frozenset[str] = frozenset()
-    # Whether the tenant has a partition of its own, the only kind with HNSW indexes.
+    # Whether the tenant has a partition of its own, the only kind that can carry an HNSW graph.
     own_partition: bool = False
 
     @property

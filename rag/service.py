@@ -152,8 +152,8 @@ class RagService:
 
         started = time.perf_counter()
         fallback_reason = None
-        # The shared partitions have no HNSW index, so their tenants are always scanned
-        # exactly; a tenant with a partition of its own walks its own graph unless it is tiny.
+        # Only a partition of its own above exact_search_max_chunks has an HNSW graph (rebalance
+        # and ingest build it there); every other tenant is scanned exactly.
         exact = (
             not catalog.own_partition
             or catalog.chunk_count <= self.settings.exact_search_max_chunks
