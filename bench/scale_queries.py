@@ -83,6 +83,7 @@ async def run_hybrid_statement(
     params = _hybrid_params(query, candidates)
     started = time.perf_counter()
     async with store.tenant_reader(query.tenant) as conn:
+        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
         for name, value in mode.settings:
             await conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         cur = await conn.execute(statement, params)
@@ -125,7 +126,10 @@ async def explain_hybrid(store: Store, query: Query, *, exact: bool, candidates:
         dim=sql.Literal(dim)
     )
     params = _hybrid_params(query, candidates)
-    async with store.pool.connection() as conn, conn.transaction():
+    # Under the reader role, as search() runs it: row-level security changes the plan (the
+    # owner's plan may use indexes the policy keeps out of reach).
+    async with store.tenant_reader(query.tenant) as conn:
+        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
         for name, value in (EXACT if exact else HNSW).settings:
             await conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         cur = await conn.execute(statement, params)

@@ -1,11 +1,12 @@
 """Hybrid retrieval inside one tenant: pgvector (halfvec) + BM25 over Postgres full text.
 
-Every query carries ``tenant_id = %(tenant)s AND NOT superseded`` in its own WHERE clause (and
-runs under row-level security); nothing is fetched across tenants and filtered afterwards. The
-keyword half scores with BM25 from the tenant's own statistics (``term_stats``, kept by
-triggers, see ``rag/sql/005_term_statistics.sql``); both halves only see chunks embedded by the
-question's model. ``rag.ranker`` fuses the two lists.
-"""
+Every query carries ``tenant_id = %(tenant)s AND NOT superseded`` in its own WHERE clause and
+runs under row-level security; nothing is fetched across tenants and filtered afterwards. The
+keyword half fetches its candidates through ``tenant_chunks_matching`` (which also requires the
+tenant the policy reads, see ``rag/sql/012_keyword_candidates.sql``) and scores them with BM25
+from the tenant's own statistics (``term_stats``, kept by triggers, see
+``rag/sql/005_term_statistics.sql``); both halves only see chunks embedded by the question's
+model. ``rag.ranker`` fuses the two lists."""
 
 from __future__ import annotations
 
@@ -67,20 +68,21 @@ terms AS (
     JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme AND s.df > 0
     CROSS JOIN totals
 ),
+ranked_terms AS (
+    SELECT lexeme, anywhere, idf,
+           greatest(idf, 0) * (1 + greatest(%(heading_weight)s, 0)) AS weight,
+           coalesce(sum(df) OVER (ORDER BY df, lexeme
+                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+               AS rarer_df
+    FROM terms
+),
 keyword_query AS (
-    -- `q` finds every chunk holding a question term. The seed is the rarest terms until their
-    -- chunks number `candidates`: only chunks holding a seed term are scored in the scan, and
-    -- `rest_weight` bounds what all the other terms together can add to a chunk's sum.
-    SELECT tsquery_or_agg(anywhere) AS q,
-           tsquery_or_agg(anywhere) FILTER (WHERE rarer_df < %(candidates)s) AS seed,
-           coalesce(sum(greatest(idf, 0) * (1 + greatest(%(heading_weight)s, 0)))
-                        FILTER (WHERE rarer_df >= %(candidates)s), 0) AS rest_weight
-    FROM (
-        SELECT anywhere, idf, coalesce(sum(df) OVER (ORDER BY df, lexeme
-                                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-                                  AS rarer_df
-        FROM terms
-    ) AS by_rarity
+    -- The seed is the rarest terms until their chunks number `candidates`: every chunk holding
+    -- a seed term is scored. `rest_weight` bounds what all the other terms together can add to
+    -- a chunk's sum (a term adds at most idf * (1 + heading_weight) before length scaling).
+    SELECT tsquery_or_agg(anywhere) FILTER (WHERE rarer_df < %(candidates)s) AS seed,
+           coalesce(sum(weight) FILTER (WHERE rarer_df >= %(candidates)s), 0) AS rest_weight
+    FROM ranked_terms
 ),
 vector_hits AS (
     SELECT chunk_id, row_number() OVER (ORDER BY distance, chunk_id) AS rank
@@ -88,47 +90,71 @@ vector_hits AS (
 """
 _HYBRID_AFTER_VECTOR = """    ) AS nearest
 ),
-keyword_matches AS (
-    -- One pass over the tenant's chunks holding any question term (row-level security keeps
-    -- the GIN index out of reach: `@@` is not leakproof). BM25 with binary term frequency (a
-    -- lexeme's presence, counted again when a title or heading holds it) and the tenant's own
-    -- average chunk length; `bm25` is computed here for the seed's chunks only.
-    SELECT c.chunk_id, m.length_factor,
-           CASE WHEN c.tsv @@ keyword_query.seed THEN m.length_factor
-               * (SELECT sum(t.idf * (1 + %(heading_weight)s * (c.tsv @@ t.in_heading)::int))
-                  FROM terms AS t WHERE c.tsv @@ t.anywhere) END AS bm25
-    FROM chunks AS c, keyword_query, totals,
-         LATERAL (SELECT (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(c.tsv)
+seed_scored AS (
+    -- Every current chunk of the tenant holding a seed term, with its BM25: binary term
+    -- frequency (a lexeme's presence, counted again when a title or heading holds it) and the
+    -- tenant's own average chunk length. tenant_chunks_matching() reaches the GIN index, which
+    -- row-level security keeps out of this query's own reach (rag/sql/012).
+    SELECT m.chunk_id, f.length_factor
+        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (m.tsv @@ t.in_heading)::int))
+           FROM terms AS t WHERE m.tsv @@ t.anywhere) AS bm25
+    FROM keyword_query, totals,
+         tenant_chunks_matching(%(tenant)s, keyword_query.seed, {dim}, %(model)s,
+                                %(service)s::text) AS m,
+         LATERAL (SELECT (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(m.tsv)
                                                                 / totals.avg_length))
-                      AS length_factor) AS m
-    WHERE c.tenant_id = %(tenant)s AND NOT c.superseded AND c.embedding_dim = {dim}
-      AND c.embedding_model = %(model)s
-      AND (%(service)s::text IS NULL OR c.service = %(service)s::text)
-      AND c.tsv @@ keyword_query.q
+                      AS length_factor) AS f
 ),
 keyword_bar AS (
     -- The `candidates`-th best seed score: the final top `candidates` all score at least this.
     SELECT count(*) AS n, min(bm25) AS score
-    FROM (SELECT bm25 FROM keyword_matches WHERE bm25 IS NOT NULL
-          ORDER BY bm25 DESC LIMIT %(candidates)s) AS best
+    FROM (SELECT bm25 FROM seed_scored ORDER BY bm25 DESC LIMIT %(candidates)s) AS best
+),
+essential_terms AS (
+    -- MaxScore: the lightest non-seed terms whose weights together, at the shortest possible
+    -- length, stay below the bar cannot lift a chunk holding only them into the top
+    -- `candidates`; only chunks holding one of the others ("essential") need fetching. Until
+    -- the seed fills `candidates` every term is essential.
+    SELECT tsquery_or_agg(anywhere) AS q
+    FROM (SELECT anywhere, sum(weight) OVER (ORDER BY weight, lexeme ROWS UNBOUNDED PRECEDING)
+                               AS reach
+          FROM ranked_terms WHERE rarer_df >= %(candidates)s) AS rest
+    WHERE (SELECT n FROM keyword_bar) < %(candidates)s
+       OR (1 + 1e-9) * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s)) * reach
+          >= (SELECT score FROM keyword_bar)
+),
+late_length AS (
+    -- The longest chunk whose bound (below) could still reach the bar, solved for its length
+    -- and taken a little longer against rounding: the fetch leaves longer chunks in the table.
+    -- No cut until the seed fills `candidates`.
+    SELECT CASE WHEN bar.n >= %(candidates)s AND bar.score > 0 AND %(b)s > 0 AND %(k1)s > 0
+                THEN (1 + 1e-6) * totals.avg_length / %(b)s
+                     * (((%(k1)s + 1) * (1 + 1e-9) * keyword_query.rest_weight / bar.score - 1)
+                        / %(k1)s - (1 - %(b)s))
+           END AS max_length
+    FROM keyword_bar AS bar, totals, keyword_query
 ),
 keyword_late AS (
-    -- A chunk without a seed term scores at most length_factor * rest_weight (taken a hair
-    -- higher, against rounding): only those that could still reach the bar are fetched again
-    -- and scored, so the top `candidates` are exactly those of scoring every chunk.
-    SELECT m.chunk_id, m.length_factor
-        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (c.tsv @@ t.in_heading)::int))
-           FROM terms AS t WHERE c.tsv @@ t.anywhere) AS bm25
-    FROM keyword_matches AS m
-    JOIN chunks AS c ON c.tenant_id = %(tenant)s AND c.chunk_id = m.chunk_id
-    WHERE m.bm25 IS NULL AND NOT c.superseded
-      -- Scalar subqueries run once (InitPlans): the bound is checked before any fetch.
-      AND ((SELECT n FROM keyword_bar) < %(candidates)s
-           OR (1 + 1e-9) * m.length_factor * (SELECT rest_weight FROM keyword_query)
-              >= (SELECT score FROM keyword_bar))
+    -- Chunks without a seed term that hold an essential one. Such a chunk scores at most
+    -- length_factor * rest_weight (taken a hair higher, against rounding): only those that could
+    -- still reach the bar are scored, so the top `candidates` are exactly those of scoring every
+    -- chunk.
+    SELECT m.chunk_id, f.length_factor
+        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (m.tsv @@ t.in_heading)::int))
+           FROM terms AS t WHERE m.tsv @@ t.anywhere) AS bm25
+    FROM essential_terms, keyword_query, late_length, totals,
+         tenant_chunks_matching(%(tenant)s, essential_terms.q, {dim}, %(model)s,
+                                %(service)s::text, keyword_query.seed,
+                                late_length.max_length) AS m,
+         LATERAL (SELECT (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(m.tsv)
+                                                                / totals.avg_length))
+                      AS length_factor) AS f
+    WHERE (SELECT n FROM keyword_bar) < %(candidates)s
+       OR (1 + 1e-9) * f.length_factor * keyword_query.rest_weight
+          >= (SELECT score FROM keyword_bar)
 ),
 keyword_scored AS (
-    SELECT chunk_id, bm25 FROM keyword_matches WHERE bm25 IS NOT NULL
+    SELECT chunk_id, bm25 FROM seed_scored
     UNION ALL
     SELECT chunk_id, bm25 FROM keyword_late
 ),
@@ -160,8 +186,9 @@ WHERE NOT c.superseded
 # The query search() runs: both halves in one statement, each with the tenant and "not
 # superseded" in its own WHERE. Placeholders: {dim} (a literal), %(tenant)s, %(question)s,
 # %(embedding)s, %(model)s, %(service)s, %(candidates)s and BM25_PARAMS. The keyword half is
-# bounded but exact: a scan scores the chunks of the question's rarest terms, and only chunks
-# whose upper bound reaches the `candidates`-th best of those are scored after it.
+# bounded but exact: it scores the chunks holding the question's rarest terms (fetched through
+# the GIN index), then only those other chunks that hold a term able to lift them into the top
+# `candidates` and whose length-scaled upper bound reaches the `candidates`-th best seed score.
 HYBRID_QUERY = "".join(
     (
         _HYBRID_BEFORE_VECTOR,

@@ -31,13 +31,16 @@ CROSS JOIN (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(question
 LEFT JOIN term_stats AS s ON s.tenant_id = t.tenant_id AND s.lexeme = q.lexeme
 WHERE t.tenant_id = %(tenant)s
 """
-# The hybrid query's keyword CTEs, asked how many chunks held a question term and how many of
-# them were scored at all (in the scan, or fetched again because their bound reached the bar).
+# The hybrid query's keyword CTEs, asked how many chunks were fetched (the seed's, then those
+# holding an essential term) and how many of them were scored.
 _KEYWORD_CTES = HYBRID_QUERY[: HYBRID_QUERY.index("hit_ids AS MATERIALIZED")].rstrip(",\n ")
 _COUNT_SCORED = """
-SELECT (SELECT count(*) FROM keyword_matches),
-       (SELECT count(*) FROM keyword_matches WHERE bm25 IS NOT NULL)
-       + (SELECT count(*) FROM keyword_late)
+SELECT (SELECT count(*) FROM seed_scored)
+       + (SELECT count(*)
+          FROM essential_terms, keyword_query, late_length,
+               tenant_chunks_matching(%(tenant)s, essential_terms.q, {dim}, %(model)s, NULL,
+                                      keyword_query.seed, late_length.max_length)),
+       (SELECT count(*) FROM seed_scored) + (SELECT count(*) FROM keyword_late)
 """
 _ROWS_SCORED = "".join((_KEYWORD_CTES, _COUNT_SCORED))
 
@@ -148,14 +151,15 @@ async def test_bounded_keyword_half_ranks_exactly_as_scoring_every_chunk(
     assert [score for _, score in bounded] == pytest.approx([score for _, score in full])
 
 
-async def test_keyword_half_skips_chunks_that_cannot_reach_its_top_candidates(
+async def test_keyword_half_fetches_only_chunks_that_can_reach_its_top_candidates(
     store: Store, settings: Settings, tmp_path: Path, unique_tenant: str
 ) -> None:
     await _ingest(store, settings, tmp_path, unique_tenant)
-    matched, scored = await _rows_scored(store, unique_tenant, "quokka pod restart", 3)
-    assert matched == 28
-    assert scored == 4  # the "quokka" chunks; no chunk of only "pod" and "restart" can beat them
-    # The seed is the rarer "zanzibar"; "quokka", left out of it, lifts the bound of every other
-    # chunk above the bar, so they are all fetched again and scored.
-    matched, scored = await _rows_scored(store, unique_tenant, "zanzibar quokka pod", 2)
-    assert (matched, scored) == (28, 28)
+    # 28 chunks hold "pod" or "restart", but only the 4 "quokka" chunks (the seed) are fetched:
+    # "pod" and "restart" are in every chunk, too light to lift one without "quokka" to the bar.
+    fetched, scored = await _rows_scored(store, unique_tenant, "quokka pod restart", 3)
+    assert (fetched, scored) == (4, 4)
+    # The seed is the rarer "zanzibar" (3 chunks); "quokka", left out of it, is heavy enough to
+    # lift a chunk above the bar, so its 4 chunks are fetched and scored too; "pod" is not.
+    fetched, scored = await _rows_scored(store, unique_tenant, "zanzibar quokka pod", 2)
+    assert (fetched, scored) == (7, 7)

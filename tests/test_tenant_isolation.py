@@ -6,10 +6,12 @@ import random
 import re
 from pathlib import Path
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from psycopg.rows import TupleRow
 
 from rag import RagService, Settings, Store, ingest_limits, ingest_path
 from rag.answerers import ExtractiveAnswerer
@@ -22,9 +24,13 @@ PROBES_PER_WORLD = 500
 
 
 def without_tenant_predicates(query: str) -> str:
-    """The hybrid query with every tenant predicate deliberately removed."""
+    """The hybrid query with every tenant predicate deliberately removed, and the keyword
+    candidates asked for another tenant's rows."""
     stripped = re.sub(r"\b(?:\w+\.)?tenant_id = %\(tenant\)s AND ", "", query)
     stripped = re.sub(r"\bWHERE (?:\w+\.)?tenant_id = %\(tenant\)s", "WHERE true", stripped)
+    stripped = stripped.replace(
+        "tenant_chunks_matching(%(tenant)s", "tenant_chunks_matching(%(other)s"
+    )
     assert "%(tenant)s" not in stripped
     return stripped
 
@@ -48,6 +54,7 @@ async def test_retrieval_without_its_tenant_predicate_still_sees_only_that_tenan
         "model": EMBEDDER.model_id,
         "service": None,
         "candidates": 50,
+        "other": other,
         **BM25_PARAMS,
     }
     async with store.tenant_reader(unique_tenant) as conn:
@@ -64,6 +71,63 @@ async def test_retrieval_without_its_tenant_predicate_still_sees_only_that_tenan
         )
         row = await cur.fetchone()
     assert row is not None and row[0] == 2, "the owner still sees both: RLS is what filtered"
+
+
+_MATCHING = """
+SELECT count(*) FROM tenant_chunks_matching(%s, 'restart'::tsquery, %s, %s, NULL)
+"""
+
+
+async def _matching(conn: psycopg.AsyncConnection[TupleRow], tenant: str) -> int:
+    cur = await conn.execute(_MATCHING, (tenant, EMBEDDER.dim, EMBEDDER.model_id))
+    row = await cur.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def test_keyword_candidates_come_only_from_the_tenant_the_transaction_reads_as(
+    store: Store, settings: Settings, tmp_path: Path, unique_tenant: str
+) -> None:
+    """tenant_chunks_matching() runs as the owner (to reach the GIN index) but requires its
+    tenant argument to be the one row-level security reads; anything else fails closed."""
+    other = f"{unique_tenant}-other"
+    for tenant in (unique_tenant, other):
+        folder = tmp_path / tenant
+        folder.mkdir()
+        (folder / "doc.md").write_text("# Pods\n\n## Steps\nRestart the pods.\n")
+        await ingest_path(
+            store, EMBEDDER, folder, tenant=tenant, prune=False, limits=ingest_limits(settings)
+        )
+    async with store.tenant_reader(unique_tenant) as conn:
+        assert await _matching(conn, unique_tenant) == 1
+        assert await _matching(conn, other) == 0
+    async with store.pool.connection() as conn, conn.transaction():
+        await conn.execute("SET LOCAL ROLE runbook_reader")
+        assert await _matching(conn, unique_tenant) == 0, "no tenant setting: nothing"
+    async with store.pool.connection() as conn:
+        assert await _matching(conn, unique_tenant) == 0, "not even the owner without one"
+
+
+async def test_keyword_candidates_function_is_locked_down(store: Store) -> None:
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            """
+            SELECT p.prosecdef, p.proconfig,
+                   ARRAY(SELECT coalesce(r.rolname, 'PUBLIC')
+                         FROM aclexplode(p.proacl) AS a
+                         LEFT JOIN pg_roles AS r ON r.oid = a.grantee
+                         WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner)
+            FROM pg_proc AS p WHERE p.proname = 'tenant_chunks_matching'
+            """
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    definer, config, executors = row
+    assert definer
+    assert any(
+        setting.startswith("search_path=") and setting.endswith("pg_temp") for setting in config
+    )
+    assert executors == ["runbook_reader"], "PUBLIC may not call it"
 
 
 async def test_reader_without_a_tenant_setting_sees_no_rows(store: Store) -> None:
