@@ -30,15 +30,17 @@ CREATE TEMP TABLE IF NOT EXISTS bench_staging (
     service text, embedding vector, title text
 )
 """
-# The same tsvector as ingestion: title above headings above body (weights A, B, D).
+# The same lexemes as ingestion (rag/ingest_write.py): all of them, and the title's and headings'.
 _FROM_STAGING = """
 INSERT INTO chunks (tenant_id, document_id, version, ordinal, heading_path, content, superseded,
-                    service, embedding, embedding_model, embedding_dim, tsv)
+                    service, embedding, embedding_model, embedding_dim, tsv, heading_tsv)
 SELECT tenant_id, document_id, 1, ordinal, heading_path, content, false, service, embedding,
        %(model)s, %(dim)s,
-       setweight(to_tsvector('english', title), 'A')
-       || setweight(to_tsvector('english', array_to_string(heading_path, ' ')), 'B')
-       || setweight(to_tsvector('english', content), 'D')
+       strip(to_tsvector('english', title)
+             || to_tsvector('english', array_to_string(heading_path, ' '))
+             || to_tsvector('english', content)),
+       strip(to_tsvector('english', title)
+             || to_tsvector('english', array_to_string(heading_path, ' ')))
 FROM bench_staging
 """
 _SECONDARY_INDEXES = """

@@ -37,15 +37,16 @@ _LOCK_DOCUMENT = """
 SELECT pg_advisory_xact_lock(hashtextextended(%(tenant)s || '/' || %(document_id)s, 0))
 """
 
-# Title above headings above body in keyword ranking (weights A, B, D).
+# Lexemes without positions (BM25 here never reads them): every lexeme of the title, headings
+# and body in `tsv`, the title's and headings' again in `heading_tsv` for the heading bonus.
 _INSERT_CHUNK = """
 INSERT INTO chunks (tenant_id, document_id, version, ordinal, heading_path, content, superseded,
-                    service, embedding, embedding_model, embedding_dim, tsv)
+                    service, embedding, embedding_model, embedding_dim, tsv, heading_tsv)
 VALUES (%(tenant)s, %(document_id)s, %(version)s, %(ordinal)s, %(heading_path)s, %(content)s,
         %(retired)s, %(service)s, %(embedding)s, %(embedding_model)s, %(embedding_dim)s,
-        setweight(to_tsvector('english', %(title)s), 'A')
-        || setweight(to_tsvector('english', %(headings)s), 'B')
-        || setweight(to_tsvector('english', %(content)s), 'D'))
+        strip(to_tsvector('english', %(title)s) || to_tsvector('english', %(headings)s)
+              || to_tsvector('english', %(content)s)),
+        strip(to_tsvector('english', %(title)s) || to_tsvector('english', %(headings)s)))
 """
 
 _RETIRE_DOCUMENTS = """

@@ -3,7 +3,7 @@
 Every query carries ``tenant_id = %(tenant)s AND NOT superseded`` in its own WHERE clause and
 runs under row-level security; nothing is fetched across tenants and filtered afterwards. The
 keyword half fetches its candidates through ``tenant_chunks_matching`` (which also requires the
-tenant the policy reads, see ``rag/sql/012_keyword_candidates.sql``) and scores them with BM25
+tenant the policy reads, see ``rag/sql/013_keyword_candidates.sql``) and scores them with BM25
 from the tenant's own statistics (``term_stats``, kept by triggers, see
 ``rag/sql/005_term_statistics.sql``); both halves only see chunks embedded by the question's
 model. ``rag.ranker`` fuses the two lists."""
@@ -62,7 +62,6 @@ question_terms AS (
 terms AS (
     -- Okapi BM25 inverse document frequency over the tenant's current chunks.
     SELECT q.lexeme, s.df, quote_literal(q.lexeme)::tsquery AS anywhere,
-           (quote_literal(q.lexeme) || ':AB')::tsquery AS in_heading,
            ln(1 + (totals.n - s.df + 0.5) / (s.df + 0.5)) AS idf
     FROM question_terms AS q
     JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme AND s.df > 0
@@ -94,9 +93,9 @@ seed_scored AS (
     -- Every current chunk of the tenant holding a seed term, with its BM25: binary term
     -- frequency (a lexeme's presence, counted again when a title or heading holds it) and the
     -- tenant's own average chunk length. tenant_chunks_matching() reaches the GIN index, which
-    -- row-level security keeps out of this query's own reach (rag/sql/012).
+    -- row-level security keeps out of this query's own reach (rag/sql/013).
     SELECT m.chunk_id, f.length_factor
-        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (m.tsv @@ t.in_heading)::int))
+        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (m.heading_tsv @@ t.anywhere)::int))
            FROM terms AS t WHERE m.tsv @@ t.anywhere) AS bm25
     FROM keyword_query, totals,
          tenant_chunks_matching(%(tenant)s, keyword_query.seed, {dim}, %(model)s,
@@ -140,7 +139,7 @@ keyword_late AS (
     -- still reach the bar are scored, so the top `candidates` are exactly those of scoring every
     -- chunk.
     SELECT m.chunk_id, f.length_factor
-        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (m.tsv @@ t.in_heading)::int))
+        * (SELECT sum(t.idf * (1 + %(heading_weight)s * (m.heading_tsv @@ t.anywhere)::int))
            FROM terms AS t WHERE m.tsv @@ t.anywhere) AS bm25
     FROM essential_terms, keyword_query, late_length, totals,
          tenant_chunks_matching(%(tenant)s, essential_terms.q, {dim}, %(model)s,

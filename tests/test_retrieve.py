@@ -147,9 +147,9 @@ async def test_vectors_of_another_model_with_the_same_dimension_never_match(
     async with store.pool.connection() as conn:
         await conn.execute(
             "INSERT INTO chunks (tenant_id, document_id, version, ordinal, heading_path, content,"
-            " superseded, service, embedding, embedding_model, embedding_dim, tsv)"
+            " superseded, service, embedding, embedding_model, embedding_dim, tsv, heading_tsv)"
             " SELECT tenant_id, document_id, version, ordinal + 1, heading_path, content,"
-            " superseded, service, embedding, 'other/model-384', embedding_dim, tsv"
+            " superseded, service, embedding, 'other/model-384', embedding_dim, tsv, heading_tsv"
             " FROM chunks WHERE tenant_id = %s",
             (unique_tenant,),
         )

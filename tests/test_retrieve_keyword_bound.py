@@ -18,11 +18,9 @@ EMBEDDER = HashEmbedder(dim=32)
 
 # Every chunk of a tenant with its length and which lexemes it holds anywhere / in a heading.
 _CHUNK_TERMS = """
-SELECT c.chunk_id, min(length(c.tsv)), array_agg(u.lexeme),
-       coalesce(array_agg(u.lexeme) FILTER (WHERE u.weights && '{A,B}'::text[]), '{}')
-FROM chunks AS c, unnest(c.tsv) AS u
+SELECT c.chunk_id, length(c.tsv), tsvector_to_array(c.tsv), tsvector_to_array(c.heading_tsv)
+FROM chunks AS c
 WHERE c.tenant_id = %(tenant)s AND NOT c.superseded
-GROUP BY c.chunk_id
 """
 _STATISTICS = """
 SELECT t.chunks, t.total_length, q.lexeme, coalesce(s.df, 0)

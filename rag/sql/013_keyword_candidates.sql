@@ -14,7 +14,7 @@ CREATE FUNCTION tenant_chunks_matching(
     -- chunks longer than p_max_length lexemes (too long to reach the bar).
     p_exclude tsquery DEFAULT NULL, p_max_length double precision DEFAULT NULL
 )
-RETURNS TABLE (chunk_id bigint, tsv tsvector)
+RETURNS TABLE (chunk_id bigint, tsv tsvector, heading_tsv tsvector)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 -- Each call is planned for its own tenant and terms (PL/pgSQL plans through the plan cache,
 -- which would settle on a generic plan): a generic plan cannot prune to the tenant's partition
@@ -23,7 +23,7 @@ SET plan_cache_mode = force_custom_plan
 AS $$
 BEGIN
     RETURN QUERY
-    SELECT c.chunk_id, c.tsv
+    SELECT c.chunk_id, c.tsv, c.heading_tsv
     FROM chunks AS c
     WHERE c.tenant_id = p_tenant
       AND p_tenant = current_setting('runbook.tenant_id', true)
