@@ -3,9 +3,12 @@
 A pairwise logistic model: for every answerable question whose gold section is among the
 candidates, each gold row minus each other candidate's row is a positive example (and its
 negation a negative one), so the weights learn what puts the gold section above the rest of
-*its own* list. The fit is reported with its MRR@5 under five-fold cross-validation grouped by
-question (folds by a hash of the question id: deterministic), beside the in-sample figure.
-Called by ``python -m rag.gate_fit --ranking``.
+*its own* list. The section weights are a second pairwise model over the gold row against the
+other chunks of its own runbook only (``rag.ranker``: they order each runbook's chunks within
+its places). The fit is reported with its MRR@5 under five-fold cross-validation grouped by
+question (folds by a hash of the question id: deterministic), beside the in-sample figure and
+the cross-validated figure of the first order alone. Called by
+``python -m rag.gate_fit --ranking``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rag.evidence import Evidence
 from rag.logistic import fit_logistic
 from rag.rank import RRF_K, ScopeHints
 from rag.rank_features import FEATURES, candidate_features
+from rag.ranker import sections_in_place
 from rag.retrieve import Candidates
 
 # Stronger than the gate's penalty: 20 weights from a few thousand correlated pairs.
@@ -34,11 +38,13 @@ _GOLD_PER_QUESTION = 2
 
 @dataclass(frozen=True)
 class RankingCase:
-    """One answerable question's candidates as feature rows, and which rows are gold."""
+    """One answerable question's candidates as feature rows, which rows are gold, and the
+    document of each row."""
 
     question_id: str
     rows: np.ndarray
     gold: np.ndarray
+    documents: tuple[str, ...]
 
 
 def ranking_case(
@@ -58,7 +64,10 @@ def ranking_case(
     targets = golden.targets()
     gold = [any(t.matches(e) for t in targets) for e in evidence]
     return RankingCase(
-        golden.id, np.array(rows, dtype=float).reshape(-1, len(FEATURES)), np.array(gold)
+        golden.id,
+        np.array(rows, dtype=float).reshape(-1, len(FEATURES)),
+        np.array(gold, dtype=bool),
+        tuple(e.document_id for e in evidence),
     )
 
 
@@ -70,10 +79,25 @@ def fit_ranking(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray
     """Pairwise logistic weights, one per feature of ``FEATURES``."""
     pairs = []
     for case in cases:
-        gold, others = case.rows[case.gold], case.rows[~case.gold]
-        for row in gold[:_GOLD_PER_QUESTION]:
+        others = case.rows[~case.gold]
+        for row in case.rows[case.gold][:_GOLD_PER_QUESTION]:
             pairs.append(row - others)
-    if not pairs:
+    return _pairwise_fit(pairs, l2)
+
+
+def fit_sections(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray:
+    """Pairwise logistic section weights: each gold row against its own runbook's other rows."""
+    pairs = []
+    for case in cases:
+        documents = np.array(case.documents, dtype=object)
+        for index in np.flatnonzero(case.gold)[:_GOLD_PER_QUESTION]:
+            siblings = (documents == documents[index]) & ~case.gold
+            pairs.append(case.rows[index] - case.rows[siblings])
+    return _pairwise_fit(pairs, l2)
+
+
+def _pairwise_fit(pairs: list[np.ndarray], l2: float) -> np.ndarray:
+    if not pairs or not sum(len(p) for p in pairs):
         return np.zeros(len(FEATURES))
     above = np.vstack(pairs)
     x = np.vstack([above, -above])
@@ -82,22 +106,36 @@ def fit_ranking(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray
     return weights
 
 
-def reciprocal_rank(case: RankingCase, weights: np.ndarray, k: int = 5) -> float:
+def reciprocal_rank(
+    case: RankingCase,
+    weights: np.ndarray,
+    section_weights: np.ndarray | None = None,
+    k: int = 5,
+) -> float:
     if case.rows.size == 0:
         return 0.0
-    scores = case.rows @ weights
     # Stable on ties, like the shipped ranker's order of the candidates it was handed.
-    order = np.argsort(-scores, kind="stable")[:k]
-    return next((1.0 / place for place, i in enumerate(order, 1) if case.gold[i]), 0.0)
+    order = [int(i) for i in np.argsort(-(case.rows @ weights), kind="stable")]
+    if section_weights is not None:
+        section_scores = case.rows[order] @ section_weights
+        documents = [case.documents[i] for i in order]
+        order = [order[i] for i in sections_in_place(documents, section_scores.tolist())]
+    return next((1.0 / place for place, i in enumerate(order[:k], 1) if case.gold[i]), 0.0)
 
 
-def cross_validated_mrr(cases: Sequence[RankingCase], l2: float = RANK_L2) -> float:
+def cross_validated_mrr(
+    cases: Sequence[RankingCase], l2: float = RANK_L2, *, sections: bool = True
+) -> float:
     fold = [int(hashlib.sha256(c.question_id.encode()).hexdigest(), 16) % FOLDS for c in cases]
     total = 0.0
     for held_out in range(FOLDS):
-        weights = fit_ranking([c for c, f in zip(cases, fold, strict=True) if f != held_out], l2)
+        fitting = [c for c, f in zip(cases, fold, strict=True) if f != held_out]
+        weights = fit_ranking(fitting, l2)
+        section_weights = fit_sections(fitting, l2) if sections else None
         total += sum(
-            reciprocal_rank(c, weights) for c, f in zip(cases, fold, strict=True) if f == held_out
+            reciprocal_rank(c, weights, section_weights)
+            for c, f in zip(cases, fold, strict=True)
+            if f == held_out
         )
     return total / max(len(cases), 1)
 
@@ -105,14 +143,24 @@ def cross_validated_mrr(cases: Sequence[RankingCase], l2: float = RANK_L2) -> fl
 def rank_model(cases: Sequence[RankingCase], model_id: str, sources: list[str]) -> dict[str, Any]:
     """The JSON stored as ``rag/rank_model.json``."""
     weights = fit_ranking(cases)
+    section_weights = fit_sections(cases)
+    in_sample = sum(reciprocal_rank(c, weights, section_weights) for c in cases) / len(cases)
     return {
         "embedding_model": model_id,
-        "weights": {name: round(float(w), 4) for name, w in zip(FEATURES, weights, strict=True)},
+        "weights": _named(weights),
+        "section_weights": _named(section_weights),
         "fitted_on": {
             "files": sources,
             "questions": len(cases),
             "l2": RANK_L2,
-            "mrr_at_5": round(sum(reciprocal_rank(c, weights) for c in cases) / len(cases), 4),
+            "mrr_at_5": round(in_sample, 4),
             "cross_validated_mrr_at_5": round(cross_validated_mrr(cases), 4),
+            "cross_validated_mrr_at_5_without_sections": round(
+                cross_validated_mrr(cases, sections=False), 4
+            ),
         },
     }
+
+
+def _named(weights: np.ndarray) -> dict[str, float]:
+    return {name: round(float(w), 4) for name, w in zip(FEATURES, weights, strict=True)}

@@ -1,9 +1,18 @@
 """The learned ranker: a linear score over each candidate's features (``rag.rank_features``).
 
-The weights are data, fitted on the dev split by a pairwise logistic model (the gold section
-against every other candidate of the same question) and stored in ``rag/rank_model.json`` with
-the embedding model they were fitted for; ``python -m rag.gate_fit --ranking`` refits them
-(README, "How the gate was calibrated"). Deterministic: ties break on cosine, then chunk id.
+Two sets of weights over the same features, both data fitted on the dev split by pairwise
+logistic models and stored in ``rag/rank_model.json`` with the embedding model they were
+fitted for; ``python -m rag.gate_fit --ranking`` refits them (README, "How the gate was
+calibrated"):
+
+- ``weights`` order every candidate (the gold section against every other candidate of its
+  question): mostly they learn which runbook answers;
+- ``section_weights`` then order each runbook's own chunks among the places the first order
+  gave that runbook (fitted on the gold section against its own runbook's other sections
+  only): which section of the runbook answers. Features that are the same for every chunk of
+  a runbook cancel out there, so it weighs only what tells sections apart.
+
+Deterministic: ties break on cosine, then chunk id.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ logger = logging.getLogger(__name__)
 class RankModel:
     embedding_model: str
     weights: tuple[float, ...]
+    section_weights: tuple[float, ...]
 
     @classmethod
     def load(cls, path: Path | None = None) -> RankModel:
@@ -38,12 +48,16 @@ class RankModel:
                 text = path.read_text(encoding="utf-8")
             data = json.loads(text)
             weights = tuple(float(data["weights"][name]) for name in FEATURES)
-            return cls(str(data["embedding_model"]), weights)
+            sections = tuple(float(data["section_weights"][name]) for name in FEATURES)
+            return cls(str(data["embedding_model"]), weights, sections)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(f"cannot read the ranking model: {exc}") from exc
 
     def score(self, row: Sequence[float]) -> float:
         return sum(w * x for w, x in zip(self.weights, row, strict=True))
+
+    def section_score(self, row: Sequence[float]) -> float:
+        return sum(w * x for w, x in zip(self.section_weights, row, strict=True))
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +80,7 @@ def fuse(
     rows = candidate_features(found, hints, question, term_df=term_df, tenant_chunks=tenant_chunks)
     intents = question_intents(question)
     scored = []
+    section_scores = {}
     for item, row in zip(found, rows, strict=True):
         reasons = []
         if item.vector_rank is not None:
@@ -82,5 +97,25 @@ def fuse(
                 hit_reasons=(*reasons, *hints.reasons_for(item)),
             )
         )
+        section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    return tuple(scored)
+    order = sections_in_place(
+        [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
+    )
+    # A chunk takes the score of the place it moves into, so scores still fall down the list.
+    return tuple(
+        replace(scored[moved], score=scored[place].score) for place, moved in enumerate(order)
+    )
+
+
+def sections_in_place(documents: Sequence[str], section_scores: Sequence[float]) -> list[int]:
+    """Indices of a ranked list reordered so that each document keeps the places it holds
+    and fills them with its own items by section score (best first; ties keep list order)."""
+    by_document: dict[str, list[int]] = {}
+    for index, document in enumerate(documents):
+        by_document.setdefault(document, []).append(index)
+    queues = {
+        document: iter(sorted(indices, key=lambda i: (-section_scores[i], i)))
+        for document, indices in by_document.items()
+    }
+    return [next(queues[document]) for document in documents]

@@ -12,14 +12,15 @@ from rag.errors import ConfigurationError
 from rag.evaluate import evaluate, load_golden
 from tests.conftest import GOLDEN
 
-# Just under the figures measured on 2026-12-01 with the fitted gate and ranking (recall@5 0.934,
-# MRR 0.811, abstain accuracy 1.0, coverage 0.934; before: 0.921, 0.771, 0.947, 1.0): one more
-# miss of each kind is tolerated, two are not. The gate trades some demo coverage for abstaining
-# on runbooks it was not written for (README, "How the gate was calibrated").
-MIN_RECALL_AT_5 = 0.92
-MIN_MRR = 0.79
+# Just under the figures measured on 2026-12-01 with the fitted gate and ranking and its section
+# weights (recall@5 0.987, MRR 0.849, abstain accuracy 1.0, coverage 0.947; before the section
+# weights: 0.974, 0.847, 1.0, 0.947): one more miss of each kind is tolerated, two are not. The
+# gate trades some demo coverage for abstaining on runbooks it was not written for (README, "How
+# the gate was calibrated").
+MIN_RECALL_AT_5 = 0.97
+MIN_MRR = 0.83
 MIN_ABSTAIN_ACCURACY = 0.94
-MIN_ANSWER_COVERAGE = 0.91
+MIN_ANSWER_COVERAGE = 0.93
 
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 

@@ -1,6 +1,7 @@
 """The learned ranker: exact names win, the heading's intent and words meet the question's; the
-pairwise fit learns what puts the gold row first; the gate's logistic fit recovers a separable
-rule and its operating point."""
+pairwise fit learns what puts the gold row first, the section fit what puts the gold section
+first within its runbook; the gate's logistic fit recovers a separable rule and its operating
+point."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from rag.gate_fit import choose_threshold
 from rag.logistic import fit_logistic
 from rag.rank import ScopeHints, question_intents
 from rag.rank_features import FEATURES
-from rag.rank_fit import RankingCase, fit_ranking, reciprocal_rank
-from rag.ranker import RankModel, fuse
+from rag.rank_fit import RankingCase, fit_ranking, fit_sections, reciprocal_rank
+from rag.ranker import RankModel, fuse, sections_in_place
 
 
 def chunk(
@@ -91,6 +92,8 @@ def test_shipped_rank_model_weighs_every_feature_for_its_embedding_model() -> No
     assert model.embedding_model.startswith("sentence-transformers/all-MiniLM-L6-v2")
     assert len(model.weights) == len(FEATURES)
     assert any(w != 0 for w in model.weights)
+    assert len(model.section_weights) == len(FEATURES)
+    assert any(w != 0 for w in model.section_weights)
 
 
 def test_pairwise_fit_learns_the_feature_that_puts_the_gold_row_first() -> None:
@@ -101,10 +104,51 @@ def test_pairwise_fit_learns_the_feature_that_puts_the_gold_row_first() -> None:
         gold = np.zeros(8, dtype=bool)
         gold[number % 8] = True
         rows[gold, 1] += 3.0  # the gold row stands out on one feature only
-        cases.append(RankingCase(f"q{number}", rows, gold))
+        cases.append(RankingCase(f"q{number}", rows, gold, tuple(f"d{i}" for i in range(8))))
     weights = fit_ranking(cases, l2=1.0)
     assert int(np.argmax(weights)) == 1
     assert np.mean([reciprocal_rank(case, weights) for case in cases]) > 0.9
+
+
+def test_each_document_keeps_its_places_and_fills_them_by_section_score() -> None:
+    documents = ["a", "b", "a", "c", "a"]
+    order = sections_in_place(documents, [0.1, 5.0, 0.3, 0.0, 0.2])
+    assert order == [2, 1, 4, 3, 0]
+    assert [documents[i] for i in order] == documents
+
+
+def test_section_fit_learns_what_tells_a_runbooks_sections_apart() -> None:
+    rng = np.random.default_rng(5)
+    cases = []
+    for number in range(30):
+        rows = rng.normal(size=(8, len(FEATURES)))
+        documents = ("gold-runbook",) * 4 + tuple(f"other{i}" for i in range(4))
+        gold = np.zeros(8, dtype=bool)
+        gold[number % 4] = True
+        rows[:4, 0] += 5.0  # the gold runbook stands out on feature 0, in every section
+        rows[gold, 2] += 3.0  # the gold section stands out among its siblings on feature 2
+        cases.append(RankingCase(f"q{number}", rows, gold, documents))
+    section_weights = fit_sections(cases, l2=1.0)
+    assert int(np.argmax(section_weights)) == 2
+    # A first order that tells runbooks apart only: the section weights pick the section.
+    weights = np.eye(len(FEATURES))[0]
+    with_sections = np.mean([reciprocal_rank(c, weights, section_weights) for c in cases])
+    assert with_sections > np.mean([reciprocal_rank(c, weights) for c in cases])
+    assert with_sections > 0.9
+
+
+def test_section_weights_reorder_a_runbooks_chunks_without_moving_other_runbooks() -> None:
+    found = [
+        chunk(1, "etcd/etcdNoLeader", "Meaning", vector=1, keyword=1),
+        chunk(2, "etcd/etcdMembersDown", "Meaning", vector=2, keyword=2),
+        chunk(3, "etcd/etcdNoLeader", "Mitigation", vector=3, keyword=3),
+    ]
+    vector_only = tuple(1.0 if name == "vector_rrf" else 0.0 for name in FEATURES)
+    mitigation_first = tuple(1.0 if name == "kind_mitigation" else 0.0 for name in FEATURES)
+    model = RankModel("test-model", vector_only, mitigation_first)
+    ranked = fuse(found, ScopeHints(), "etcd leader", term_df={}, tenant_chunks=10, model=model)
+    assert [e.chunk_id for e in ranked] == [3, 2, 1]
+    assert [e.score for e in ranked] == sorted((e.score for e in ranked), reverse=True)
 
 
 def test_logistic_fit_separates_and_the_threshold_keeps_the_asked_coverage() -> None:
