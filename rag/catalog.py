@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from cachetools import TTLCache
 
@@ -13,6 +14,10 @@ from rag.terms import name_parts, question_terms
 
 # Shorter names ("db", "api") match too much ordinary prose to be a useful signal.
 _MIN_NAME_LENGTH = 4
+# Words a runbook's file name or an alert's name may carry on top of the other's
+# (``NorthboundStale`` fires, its runbook is ``NorthboundStaleAlert.md``).
+_NAME_FILLERS = ("alerts", "alert", "runbook", "rule")
+_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]")
 
 _TENANT_DOCUMENTS = """
 SELECT document_id, title, service, embedding_model
@@ -39,6 +44,9 @@ class TenantCatalog:
     distinctive: frozenset[str] = frozenset()
     # Whether the tenant has a partition of its own, the only kind that can carry an HNSW graph.
     own_partition: bool = False
+    # Each runbook's file name and title lowercased without separators (``kube-pod-crash-
+    # looping`` and ``KubePodCrashLooping`` both read ``kubepodcrashlooping``).
+    squashed_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -68,9 +76,38 @@ class TenantCatalog:
         )
         return ScopeHints(services=services, documents=frozenset(documents), loose_documents=loose)
 
+    def runbook_named(self, name: str | None, runbook_url: str | None = None) -> str | None:
+        """The runbook an alert points at: its ``runbook_url``, else its name in any spelling
+        (CamelCase, snake_case, kebab-case; with or without an ``Alert`` suffix)."""
+        if runbook_url:
+            path = urlsplit(runbook_url).path.rstrip("/")
+            stem = re.sub(r"\.(?:md|markdown|html?)$", "", path, flags=re.I)
+            parts = stem.split("/")
+            for tail in ("/".join(parts[-2:]), parts[-1]):
+                found = self._named(tail)
+                if found is not None:
+                    return found
+        return self._named(name) if name else None
+
+    def _named(self, name: str) -> str | None:
+        exact = self.documents.get(name.lower())
+        if exact is not None:
+            return exact
+        key = _squash(name)
+        if len(key) < _MIN_NAME_LENGTH:
+            return None
+        spellings = [key]
+        spellings += [key.removesuffix(f) for f in _NAME_FILLERS if key.endswith(f)]
+        spellings += [key + f for f in _NAME_FILLERS]
+        return next((self.squashed_names[s] for s in spellings if s in self.squashed_names), None)
+
     def names(self) -> frozenset[str]:
         """Every runbook name and title of the tenant, lowercased."""
         return frozenset(self.documents)
+
+
+def _squash(name: str) -> str:
+    return _NOT_ALPHANUMERIC.sub("", name.lower())
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -105,6 +142,7 @@ class CatalogCache:
         models: set[str] = set()
         worded: dict[frozenset[str], str] = {}
         distinctive: set[str] = set()
+        squashed: dict[str, str] = {}
         for document_id, title, service, model in rows:
             if service:
                 services.add(service)
@@ -113,6 +151,7 @@ class CatalogCache:
             distinctive.add(document_id.lower())
             for name in (document_id.rsplit("/", 1)[-1], title):
                 documents.setdefault(name.lower(), document_id)
+                squashed.setdefault(_squash(name), document_id)
                 parts = name_parts(name)
                 if len(parts) >= 2:
                     worded.setdefault(parts, document_id)
@@ -125,6 +164,7 @@ class CatalogCache:
             tuple(worded.items()),
             frozenset(distinctive),
             own_partition=bool(partitioned and partitioned[0]),
+            squashed_names=squashed,
         )
         self._cache[tenant] = catalog
         return catalog
