@@ -31,7 +31,8 @@ _HEADER = re.compile(
     r"|(?P<pd>\[#\d+\]\s*(?:Triggered|Acknowledged|Resolved):)"
     r"|(?P<og>\[Opsgenie\]\s*Alert\s*#\d+\s*\w+:)"
     r"|(?P<word>\*?(?:Triggered|TRIGGERED)\*?)"
-    r"|(?P<pager>PagerDuty\s+INCIDENT\s+#\S+\s+TRIGGERED))"
+    r"|(?P<pager>PagerDuty\s+INCIDENT\s+#\S+\s+TRIGGERED)"
+    r"|(?P<alarm>ALARM:)|(?P<zabbix>Problem:))"
     r"[* \t]*(?P<rest>.*)$",
     re.M,
 )
@@ -41,6 +42,8 @@ _SOURCES = {
     "og": "opsgenie",
     "word": "pagerduty",
     "pager": "pagerduty",
+    "alarm": "cloudwatch",
+    "zabbix": "zabbix",
 }
 _LABEL = re.compile(
     r"(?P<key>[A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?::|=)[ \t]*"

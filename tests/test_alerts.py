@@ -169,3 +169,13 @@ def test_runbook_url_annotation_is_kept() -> None:
     assert alert.runbook_url == (
         "https://runbooks.example.dev/runbooks/kubernetes/kubedeploymentreplicasmismatch"
     )
+
+
+def test_cloudwatch_alarm_and_zabbix_problem_shapes_are_recognised() -> None:
+    alarm = parse_alert('ALARM: "KubeNodeNotReady" in US East (N. Virginia)')
+    problem = parse_alert("Problem: Disk space is low on web-01.prod\nSeverity: High")
+
+    assert alarm is not None and alarm.source == "cloudwatch"
+    assert alarm.name == "KubeNodeNotReady"
+    assert problem is not None and problem.source == "zabbix" and problem.name is None
+    assert problem.search_text() == "Disk space is low on"
