@@ -9,15 +9,12 @@ from urllib.parse import urlsplit
 from cachetools import TTLCache
 
 from rag.rank import ScopeHints
+from rag.runbook_names import RunbookNames
 from rag.store import Store
 from rag.terms import name_parts, question_terms
 
 # Shorter names ("db", "api") match too much ordinary prose to be a useful signal.
 _MIN_NAME_LENGTH = 4
-# Words a runbook's file name or an alert's name may carry on top of the other's
-# (``NorthboundStale`` fires, its runbook is ``NorthboundStaleAlert.md``).
-_NAME_FILLERS = ("alerts", "alert", "runbook", "rule")
-_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]")
 
 _TENANT_DOCUMENTS = """
 SELECT document_id, title, service, embedding_model
@@ -44,9 +41,8 @@ class TenantCatalog:
     distinctive: frozenset[str] = frozenset()
     # Whether the tenant has a partition of its own, the only kind that can carry an HNSW graph.
     own_partition: bool = False
-    # Each runbook's file name and title lowercased without separators (``kube-pod-crash-
-    # looping`` and ``KubePodCrashLooping`` both read ``kubepodcrashlooping``).
-    squashed_names: dict[str, str] = field(default_factory=dict)
+    # The runbooks' file names and titles in any spelling, for alert names.
+    runbook_names: RunbookNames = field(default_factory=lambda: RunbookNames({}, ()))
 
     @property
     def empty(self) -> bool:
@@ -78,7 +74,8 @@ class TenantCatalog:
 
     def runbook_named(self, name: str | None, runbook_url: str | None = None) -> str | None:
         """The runbook an alert points at: its ``runbook_url``, else its name in any spelling
-        (CamelCase, snake_case, kebab-case; with or without an ``Alert`` suffix)."""
+        (``rag.runbook_names``: CamelCase, snake_case, kebab-case, an ``Alert`` suffix,
+        acronyms)."""
         if runbook_url:
             path = urlsplit(runbook_url).path.rstrip("/")
             stem = re.sub(r"\.(?:md|markdown|html?)$", "", path, flags=re.I)
@@ -91,23 +88,11 @@ class TenantCatalog:
 
     def _named(self, name: str) -> str | None:
         exact = self.documents.get(name.lower())
-        if exact is not None:
-            return exact
-        key = _squash(name)
-        if len(key) < _MIN_NAME_LENGTH:
-            return None
-        spellings = [key]
-        spellings += [key.removesuffix(f) for f in _NAME_FILLERS if key.endswith(f)]
-        spellings += [key + f for f in _NAME_FILLERS]
-        return next((self.squashed_names[s] for s in spellings if s in self.squashed_names), None)
+        return exact if exact is not None else self.runbook_names.runbook_for(name)
 
     def names(self) -> frozenset[str]:
         """Every runbook name and title of the tenant, lowercased."""
         return frozenset(self.documents)
-
-
-def _squash(name: str) -> str:
-    return _NOT_ALPHANUMERIC.sub("", name.lower())
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -142,7 +127,7 @@ class CatalogCache:
         models: set[str] = set()
         worded: dict[frozenset[str], str] = {}
         distinctive: set[str] = set()
-        squashed: dict[str, str] = {}
+        spelled: list[tuple[str, str]] = []
         for document_id, title, service, model in rows:
             if service:
                 services.add(service)
@@ -151,7 +136,7 @@ class CatalogCache:
             distinctive.add(document_id.lower())
             for name in (document_id.rsplit("/", 1)[-1], title):
                 documents.setdefault(name.lower(), document_id)
-                squashed.setdefault(_squash(name), document_id)
+                spelled.append((name, document_id))
                 parts = name_parts(name)
                 if len(parts) >= 2:
                     worded.setdefault(parts, document_id)
@@ -164,7 +149,7 @@ class CatalogCache:
             tuple(worded.items()),
             frozenset(distinctive),
             own_partition=bool(partitioned and partitioned[0]),
-            squashed_names=squashed,
+            runbook_names=RunbookNames.build(spelled),
         )
         self._cache[tenant] = catalog
         return catalog
