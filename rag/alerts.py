@@ -65,9 +65,10 @@ _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _URL = re.compile(r"https?://\S+")
 # Tokens that say which instance fired, not what is wrong: pod and host names with hashes and
 # numbers (``payments-api-7d9f8c-xk2lp``, ``ip-10-4-1-77.ec2.internal``), addresses, measured
-# values (``96.4%``, ``312.4s``), ticket numbers (``#PD-23411``), mentions and priority tags. No
-# runbook is chosen by them, and words the tenant never uses count against answering.
-_INSTANCE = re.compile(r"^(?:[@#].*|\[?P\d\]?|(?=.*\d)(?=.*[-.:/%]).*\w.*)$")
+# values (``96.4%``, ``312.4s``), ticket numbers (``#PD-23411``), mentions, priority tags and
+# paths (``shop/checkout``, ``/dev/sda1``; not ``I/O``). No runbook is chosen by them, and
+# words the tenant never uses count against answering.
+_INSTANCE = re.compile(r"^(?:[@#/].*|\[?P\d\]?|(?=.*\d)(?=.*[-.:/%]).*\w.*|.*\w\w/\w\w.*)$")
 _EDGE_PUNCTUATION = "\"'`()[]{}<>,;*_"
 
 

@@ -149,6 +149,18 @@ def test_instance_names_values_and_tickets_are_not_searched() -> None:
     assert not any("payments-api" in word for word in words)
 
 
+def test_paths_are_where_an_alert_fired_but_io_is_a_word() -> None:
+    alert = parse_alert(
+        "[FIRING:1] NodeDiskIOSaturation\n"
+        "description: Disk I/O on /dev/sda1 is saturated; Deployment shop/checkout is slow."
+    )
+
+    assert alert is not None
+    words = alert.search_text().split()
+    assert "I/O" in words
+    assert "/dev/sda1" not in words and "shop/checkout" not in words
+
+
 def test_component_label_names_what_a_generic_alert_is_about() -> None:
     alert = parse_alert(
         "[FIRING:1] component_saturation_slo_out_of_bounds (component=pgbouncer_async_pool "
