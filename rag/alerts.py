@@ -21,6 +21,10 @@ _MAYBE_NAME_KEYS = ("alert", "alert_rule", "rule", "rule_name", "monitor")
 # Labels that name the failing part, not where it runs: GitLab's generic
 # ``component_saturation_slo_out_of_bounds`` says what saturates only in ``component``.
 _SUBJECT_KEYS = ("component", "service")
+# PagerDuty's classic attachment says it fires only in a ``Status: Triggered`` field.
+_FIRING_STATUSES = ("triggered", "firing", "alerting")
+# Alertmanager's Slack template ends its ``*Alert:*`` line with the severity: "... - `warning`".
+_SEVERITY_SUFFIX = re.compile(r"\s+-\s+`[^`]*`\s*$")
 _RUNBOOK_KEYS = ("runbook_url", "runbook", "runbook_link")
 
 # The notification's first line: a status tag, then a title that often starts with the name.
@@ -32,7 +36,7 @@ _HEADER = re.compile(
     r"|(?P<og>\[Opsgenie\]\s*Alert\s*#\d+\s*\w+:)"
     r"|(?P<word>\*?(?:Triggered|TRIGGERED)\*?)"
     r"|(?P<pager>PagerDuty\s+INCIDENT\s+#\S+\s+TRIGGERED)"
-    r"|(?P<alarm>ALARM:)|(?P<zabbix>Problem:))"
+    r"|(?P<alarm>ALARM:)|(?P<zabbix>Problem:)|(?P<ognew>New alert:))"
     r"[* \t]*(?P<rest>.*)$",
     re.M,
 )
@@ -44,6 +48,7 @@ _SOURCES = {
     "pager": "pagerduty",
     "alarm": "cloudwatch",
     "zabbix": "zabbix",
+    "ognew": "opsgenie",
 }
 _LABEL = re.compile(
     r"(?P<key>[A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?::|=)[ \t]*"
@@ -119,9 +124,12 @@ def parse_alert(text: str) -> Alert | None:
     name = next((labels[k] for k in _NAME_KEYS if labels.get(k)), None) or next(
         (labels[k] for k in _MAYBE_NAME_KEYS if _NAME.match(labels.get(k, ""))), None
     )
-    if header is None and name is None:
+    firing_field = labels.get("status", "").lower() in _FIRING_STATUSES
+    if header is None and name is None and not firing_field:
         return None
     source, status, title = "alertmanager", None, ""
+    if header is None and firing_field:
+        source, status, title = "pagerduty", "TRIGGERED", _next_line(text, 0)
     if header is not None:
         kind = next(k for k in _SOURCES if header.group(k))
         source = _SOURCES[kind]
@@ -135,6 +143,9 @@ def parse_alert(text: str) -> Alert | None:
     # A prose title ("Gitaly is down on file-23"), the summary and the description: the one is
     # short, the other often names the symptom.
     found = [_leftover(title, name), *(labels[k] for k in _SUMMARY_KEYS if labels.get(k))]
+    # ``*Alert:* Consumer group lag is growing`` is the summary when it is not the name.
+    found += [_SEVERITY_SUFFIX.sub("", labels[k]) for k in _MAYBE_NAME_KEYS if labels.get(k)]
+    found = [part for part in found if part != name]
     summary = " ".join(dict.fromkeys(part for part in found if part)) or None
     if summary is None:
         summary = _next_line(text, header.end() if header else 0, skip=title)
@@ -155,7 +166,7 @@ def _labels(text: str) -> dict[str, str]:
     for match in _LINE_FIELD.finditer(text):
         value = _unquote(match.group("value"))
         key = match.group("key").strip().lower().replace(" ", "_")
-        if value and (key in _SUMMARY_KEYS or key not in found):
+        if value and (key in _SUMMARY_KEYS or key in _MAYBE_NAME_KEYS or key not in found):
             found[key] = value
     return found
 
@@ -183,7 +194,7 @@ def _leftover(title: str, name: str | None) -> str | None:
     after = title.split(name, 1)[-1] if name else title
     after = re.sub(r"\([^)]*\)", " ", _URL.sub(" ", after))
     after = _LABEL.sub(" ", after)
-    cleaned = " ".join(after.replace("*", " ").split())
+    cleaned = _unquote(" ".join(after.replace("*", " ").split()))
     return cleaned if len(cleaned.split()) >= 3 else None
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from bot.slack.alerts import fit_question, read_message
 from rag.alerts import parse_alert
+from tests.test_alert_classifier import GRAFANA_LEGACY, OPSGENIE, PAGERDUTY_BLOCKS
+from tests.test_slack_alerts import ALERTMANAGER, DATADOG, PAGERDUTY
 
 ALERTMANAGER_SLACK = """\
 [FIRING:1] KubeStatefulSetReplicasMismatch (kube-state-metrics prod)
@@ -191,3 +198,27 @@ def test_cloudwatch_alarm_and_zabbix_problem_shapes_are_recognised() -> None:
     assert alarm.name == "KubeNodeNotReady"
     assert problem is not None and problem.source == "zabbix" and problem.name is None
     assert problem.search_text() == "Disk space is low on"
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        (
+            ALERTMANAGER,
+            "KafkaConsumerLagHigh kafka consumer lag high Consumer group lag is growing",
+        ),
+        (DATADOG, "High latency on checkout"),
+        (PAGERDUTY, "Payments gateway returning 502s"),
+        (PAGERDUTY_BLOCKS, "Replication lag above 300s on"),
+        (GRAFANA_LEGACY, "API latency p95"),
+        (OPSGENIE, "Disk usage above on"),
+    ],
+)
+def test_every_post_the_slack_classifier_calls_an_alert_is_parsed_as_one(
+    message: dict[str, Any], words: str
+) -> None:
+    alert = parse_alert(fit_question(read_message(message).question, 2000))
+
+    assert alert is not None and alert.status in ("FIRING", "TRIGGERED", "ALERTING")
+    assert alert.search_text().startswith(words)
+    assert "warning" not in alert.search_text() and "#4821" not in alert.search_text()
