@@ -66,6 +66,13 @@ _NAME = re.compile(
     r"^(?:[A-Za-z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*|[a-z0-9]+(?:_[a-z0-9]+)+"
     r"|[a-z]+(?:-[a-z]+){2,})$"
 )
+# The tools that send alerts are CamelCase too ("[PagerDuty ALERT] You have 1 TRIGGERED...").
+_TOOL_NAMES = frozenset(
+    ("pagerduty", "opsgenie", "datadog", "cloudwatch", "victorops", "newrelic", "statuspage")
+)
+# A notification's own vocabulary, in every post whatever fired ("[PagerDuty ALERT] You have 1
+# TRIGGERED Incident"): formatting, not evidence.
+_NOTIFICATION_WORDS = _TOOL_NAMES | {"firing", "triggered", "alerting", "resolved", "grafana"}
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _URL = re.compile(r"https?://\S+")
 # Tokens that say which instance fired, not what is wrong: pod and host names with hashes and
@@ -107,6 +114,12 @@ class Alert:
         parts = []
         if self.name:
             parts = [self.name, " ".join(_NAME_WORDS.findall(self.name)).lower()]
+        if self.runbook:
+            # Its words, not its file name: ``NorthboundStaleAlert`` is a word no runbook
+            # text uses, and a ``runbook_url`` alone must still bring the runbook's sections.
+            words = " ".join(_NAME_WORDS.findall(self.runbook.rsplit("/", 1)[-1])).lower()
+            if words not in parts:
+                parts.append(words)
         if self.summary:
             parts.append(self.summary)
         for key in _SUBJECT_KEYS:
@@ -146,9 +159,11 @@ def parse_alert(text: str) -> Alert | None:
     # ``*Alert:* Consumer group lag is growing`` is the summary when it is not the name.
     found += [_SEVERITY_SUFFIX.sub("", labels[k]) for k in _MAYBE_NAME_KEYS if labels.get(k)]
     found = [part for part in found if part != name]
+    if len(found) == 1:
+        # No summary field: the body's first prose line is what the title leaves out
+        # (Grafana's and Datadog's message, PagerDuty's incident details).
+        found.append(_next_line(text, header.end() if header else 0, skip=title))
     summary = " ".join(dict.fromkeys(part for part in found if part)) or None
-    if summary is None:
-        summary = _next_line(text, header.end() if header else 0, skip=title)
     return Alert(name=name, source=source, status=status, summary=summary or None, labels=labels)
 
 
@@ -185,7 +200,9 @@ def _first_name(title: str) -> str | None:
     if tokens and "-" in tokens[0] and _NAME.match(tokens[0]):
         return tokens[0]
     words = [word for token in tokens for word in token.split("-")]
-    return next((word for word in words if _NAME.match(word)), None)
+    return next(
+        (word for word in words if _NAME.match(word) and word.lower() not in _TOOL_NAMES), None
+    )
 
 
 def _leftover(title: str, name: str | None) -> str | None:
@@ -214,4 +231,8 @@ def _next_line(text: str, start: int, skip: str = "") -> str:
 
 def _is_instance(word: str) -> bool:
     core = word.strip(_EDGE_PUNCTUATION).rstrip(".:!?")
-    return bool(core) and (_URL.match(core) is not None or _INSTANCE.match(core) is not None)
+    return bool(core) and (
+        _URL.match(core) is not None
+        or _INSTANCE.match(core) is not None
+        or core.lower() in _NOTIFICATION_WORDS
+    )

@@ -51,6 +51,20 @@ async def test_runbook_url_names_the_runbook_whatever_the_alert_is_called(
     assert retrieval.candidates.evidence[0].document_id == "ledger/settlement-queue-backlog"
 
 
+async def test_a_runbook_url_alone_brings_its_runbook_into_the_candidates(
+    service: RagService,
+) -> None:
+    post = (
+        "[FIRING:1] SLOBudgetBurn (severity=critical)\n"
+        "runbook_url = https://wiki.globex.example/runbooks/batch/cron-job-failures\n"
+    )
+    retrieval = await service.retrieve("globex", service.check_question(post))
+
+    assert retrieval.alert is not None and retrieval.alert.runbook == "batch/cron-job-failures"
+    assert "cron job failures" in retrieval.alert.search_text()
+    assert retrieval.candidates.evidence[0].document_id == "batch/cron-job-failures"
+
+
 async def test_a_name_no_runbook_carries_resolves_to_nothing(service: RagService) -> None:
     retrieval = await service.retrieve("globex", "[FIRING:1] CephOSDNearFull (severity=warning)")
 

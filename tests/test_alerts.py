@@ -222,3 +222,29 @@ def test_every_post_the_slack_classifier_calls_an_alert_is_parsed_as_one(
     assert alert is not None and alert.status in ("FIRING", "TRIGGERED", "ALERTING")
     assert alert.search_text().startswith(words)
     assert "warning" not in alert.search_text() and "#4821" not in alert.search_text()
+
+
+def test_the_sending_tool_is_not_the_alert_name() -> None:
+    alert = parse_alert(
+        "[PagerDuty ALERT] You have 1 TRIGGERED Incident (3b1c)\n"
+        "Status: Triggered\n"
+        "Payments gateway returning errors above threshold"
+    )
+
+    assert alert is not None and alert.status == "TRIGGERED" and alert.name is None
+    words = alert.search_text().lower().split()
+    assert "payments" in words and "pagerduty" not in words and "triggered" not in words
+    words = alert.search_text().lower().split()
+    assert "payments" in words and "pagerduty" not in words and "triggered" not in words
+
+
+def test_without_a_summary_field_the_body_line_is_searched_with_the_title() -> None:
+    alert = parse_alert(
+        "**[Alerting] Checkout p99 latency**\n"
+        "Threshold: 1.5\n"
+        "Checkout requests are slower than 1.5s at p99 for 10 minutes"
+    )
+
+    assert alert is not None and alert.summary is not None
+    assert alert.summary.startswith("Checkout p99 latency")
+    assert alert.summary.endswith("Checkout requests are slower than 1.5s at p99 for 10 minutes")
