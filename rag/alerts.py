@@ -126,7 +126,7 @@ class Alert:
             value = self.labels.get(key)
             if value and value.lower() not in " ".join(parts).lower():
                 parts.append(value)
-        return " ".join(word for word in " ".join(parts).split() if not _is_instance(word))
+        return " ".join(word for word in " ".join(parts).split() if not _is_noise(word))
 
 
 def parse_alert(text: str) -> Alert | None:
@@ -229,7 +229,8 @@ def _next_line(text: str, start: int, skip: str = "") -> str:
     return ""
 
 
-def _is_instance(word: str) -> bool:
+def _is_noise(word: str) -> bool:
+    """An instance token (``_INSTANCE``), a link or a notification word: not evidence."""
     core = word.strip(_EDGE_PUNCTUATION).rstrip(".:!?")
     return bool(core) and (
         _URL.match(core) is not None
