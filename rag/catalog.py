@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from cachetools import TTLCache
 
 from rag.rank import ScopeHints
+from rag.runbook_names import RunbookNames
 from rag.store import Store
 from rag.terms import name_parts, question_terms
 
@@ -39,6 +41,8 @@ class TenantCatalog:
     distinctive: frozenset[str] = frozenset()
     # Whether the tenant has a partition of its own, the only kind that can carry an HNSW graph.
     own_partition: bool = False
+    # The runbooks' file names and titles in any spelling, for alert names.
+    runbook_names: RunbookNames = field(default_factory=lambda: RunbookNames({}, ()))
 
     @property
     def empty(self) -> bool:
@@ -67,6 +71,24 @@ class TenantCatalog:
             if parts <= words and document_id not in documents
         )
         return ScopeHints(services=services, documents=frozenset(documents), loose_documents=loose)
+
+    def runbook_named(self, name: str | None, runbook_url: str | None = None) -> str | None:
+        """The runbook an alert points at: its ``runbook_url``, else its name in any spelling
+        (``rag.runbook_names``: CamelCase, snake_case, kebab-case, an ``Alert`` suffix,
+        acronyms)."""
+        if runbook_url:
+            path = urlsplit(runbook_url).path.rstrip("/")
+            stem = re.sub(r"\.(?:md|markdown|html?)$", "", path, flags=re.I)
+            parts = stem.split("/")
+            for tail in ("/".join(parts[-2:]), parts[-1]):
+                found = self._named(tail)
+                if found is not None:
+                    return found
+        return self._named(name) if name else None
+
+    def _named(self, name: str) -> str | None:
+        exact = self.documents.get(name.lower())
+        return exact if exact is not None else self.runbook_names.runbook_for(name)
 
     def names(self) -> frozenset[str]:
         """Every runbook name and title of the tenant, lowercased."""
@@ -105,6 +127,7 @@ class CatalogCache:
         models: set[str] = set()
         worded: dict[frozenset[str], str] = {}
         distinctive: set[str] = set()
+        spelled: list[tuple[str, str]] = []
         for document_id, title, service, model in rows:
             if service:
                 services.add(service)
@@ -113,6 +136,7 @@ class CatalogCache:
             distinctive.add(document_id.lower())
             for name in (document_id.rsplit("/", 1)[-1], title):
                 documents.setdefault(name.lower(), document_id)
+                spelled.append((name, document_id))
                 parts = name_parts(name)
                 if len(parts) >= 2:
                     worded.setdefault(parts, document_id)
@@ -125,6 +149,7 @@ class CatalogCache:
             tuple(worded.items()),
             frozenset(distinctive),
             own_partition=bool(partitioned and partitioned[0]),
+            runbook_names=RunbookNames.build(spelled),
         )
         self._cache[tenant] = catalog
         return catalog

@@ -117,7 +117,10 @@ class RagService:
         return result
 
     def check_question(self, question: str) -> str:
-        cleaned = " ".join(question.split())
+        # Line breaks stay: a pasted alert's lines (``summary: ...``, ``- alertname = ...``) are
+        # how its parser tells the name and summary from the labels.
+        lines = (" ".join(line.split()) for line in question.splitlines())
+        cleaned = "\n".join(line for line in lines if line)
         if not cleaned:
             raise QuestionError("the question is empty")
         if len(cleaned) > self.settings.max_question_chars:
@@ -141,8 +144,12 @@ class RagService:
             )
         # An alert post is searched by its name and summary, not its labels and formatting.
         alert = parse_alert(question)
+        if alert is not None:
+            # A runbook named in another spelling (``kube-pod-crash-looping`` fires,
+            # ``KubePodCrashLooping.md`` answers) or linked by ``runbook_url`` is named exactly.
+            alert = replace(alert, runbook=catalog.runbook_named(alert.name, alert.runbook_url))
         query = alert.search_text() if alert else question
-        hints = catalog.hints_in(query, alert.name if alert else None)
+        hints = catalog.hints_in(query, alert.name_in_tenant if alert else None)
         if service:
             hints = replace(hints, services=hints.services | {service})
         started = time.perf_counter()
@@ -175,7 +182,7 @@ class RagService:
             self.gate_model,
             threshold=self.answer_threshold,
             names=catalog.names(),
-            alert_name=alert.name if alert else None,
+            alert_name=alert.name_in_tenant if alert else None,
         )
         return Retrieval(candidates, gate, hints, fallback_reason, timings, alert)
 

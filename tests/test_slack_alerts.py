@@ -88,3 +88,15 @@ def test_datadog_blocks_and_tags_are_read_and_buttons_and_mentions_are_not() -> 
 def test_long_alert_is_cut_at_a_word_boundary() -> None:
     question = fit_question("word " * 1000, 2000)
     assert len(question) <= 2000 and question.endswith("word")
+
+
+def test_fitted_alert_keeps_its_lines_for_the_alert_parser() -> None:
+    question = fit_question(
+        "[FIRING:1] KubePodCrashLooping\n\n  *Summary:*   Pod is crash looping.\n", 2000
+    )
+    assert question == "[FIRING:1] KubePodCrashLooping\n*Summary:* Pod is crash looping."
+
+
+def test_long_alert_is_cut_at_a_line_boundary_too() -> None:
+    question = fit_question("[FIRING:1] KubePodCrashLooping\n" + "x" * 3000, 2000)
+    assert question == "[FIRING:1] KubePodCrashLooping"

@@ -94,5 +94,12 @@ def test_a_long_alert_is_cut_at_a_word_boundary_and_tags_removed() -> None:
     assert len(question) <= 100 and question.endswith("word") and "<at>" not in question
 
 
+def test_a_fitted_alert_keeps_its_lines_for_the_alert_parser() -> None:
+    question = fit_question(
+        "[FIRING:1] KubePodCrashLooping\n\n  summary:  Pod is  crash looping.", 100
+    )
+    assert question == "[FIRING:1] KubePodCrashLooping\nsummary: Pod is crash looping."
+
+
 def test_a_payload_that_is_not_an_object_asks_nothing() -> None:
     assert read_message_payload("nope").question == ""

@@ -61,12 +61,18 @@ def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> 
 
 
 def fit_question(text: str, max_chars: int) -> str:
-    """Whitespace collapsed and cut at a word boundary, so a long alert still gets an answer."""
-    collapsed = " ".join(neutral(text).split())
+    """Whitespace collapsed and cut at a word boundary, so a long alert still gets an answer.
+
+    Line breaks stay (blank lines go): the alert parser reads ``summary: ...`` and
+    ``- alertname = ...`` lines as fields only while they are lines.
+    """
+    lines = (" ".join(line.split()) for line in neutral(text).splitlines())
+    collapsed = "\n".join(line for line in lines if line)
     if len(collapsed) <= max_chars:
         return collapsed
     cut = collapsed[:max_chars]
-    return cut.rsplit(" ", 1)[0] if " " in cut else cut
+    boundary = max(cut.rfind(" "), cut.rfind("\n"))
+    return cut[:boundary].rstrip() if boundary > 0 else cut
 
 
 def _ask_key(activity: Activity, question: str) -> str:
