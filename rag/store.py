@@ -148,7 +148,11 @@ class Store:
         """
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute("SET LOCAL ROLE runbook_reader")
-            await conn.execute("SELECT set_config('runbook.tenant_id', %s, true)", (tenant,))
+            # SET LOCAL rather than set_config(): the same setting, but a SET command is what
+            # Citus forwards to the workers (docs/scaling.md, "on Citus").
+            await conn.execute(
+                sql.SQL("SET LOCAL runbook.tenant_id = {}").format(sql.Literal(tenant))
+            )
             yield conn
 
     async def check(self) -> None:
