@@ -13,8 +13,13 @@ Pure Python over at most two retrievers' candidates (80 rows); no I/O. The featu
   no intent): runbooks repeat the same words in every section, the heading says which it is;
 - ``exact_name``, ``loose_name``, ``service`` — scope hints (``rag.rank.ScopeHints``);
 - ``document_support`` (the best other chunk of the same runbook), ``document_cosine_gap``
-  (the runbook's best cosine below the list's best) and ``document_rank`` (1 / the runbook's
-  place by its best chunk): the best runbook's sections come together;
+  (the runbook's best cosine below the list's best) and ``document_rank``: the best runbook's
+  sections come together. ``document_rank`` is 1 / (1 + (place - 1) / spread), the runbook's
+  place by its best chunk over the list's own candidates per document (``spread``): where
+  each document brings one candidate the place is the chunk's own rank again and counts in
+  full (1 / place); where documents bring several candidates each, it counts in documents'
+  worth of candidates, so a runbook second or third by a hair is not pushed below a whole
+  other runbook's sections;
 - ``title_only`` — a chunk with no section heading (a runbook's preamble).
 """
 
@@ -81,7 +86,11 @@ def candidate_features(
     for scores in per_document.values():
         scores.sort(reverse=True)
     by_best = sorted(per_document, key=lambda d: (-per_document[d][0], d))
-    document_place = {document: place for place, document in enumerate(by_best, start=1)}
+    spread = len(found) / len(per_document)
+    document_rank = {
+        document: 1.0 / (1.0 + (place - 1) / spread)
+        for place, document in enumerate(by_best, start=1)
+    }
     rows = []
     for item in found:
         kinds = section_intents(item)
@@ -109,7 +118,7 @@ def candidate_features(
                 float("service" in reasons),
                 other * (RRF_K + 1),
                 document_cosine[item.document_id] - best_cosine,
-                1.0 / document_place[item.document_id],
+                document_rank[item.document_id],
                 float(len(item.heading_path) <= 1),
             ]
         )

@@ -11,8 +11,15 @@ from rag.evidence import Evidence
 from rag.gate_fit import choose_threshold
 from rag.logistic import fit_logistic
 from rag.rank import ScopeHints, question_intents
-from rag.rank_features import FEATURES
-from rag.rank_fit import RankingCase, fit_ranking, fit_sections, reciprocal_rank
+from rag.rank_features import FEATURES, candidate_features
+from rag.rank_fit import (
+    RankingCase,
+    cross_validated_mrr,
+    fit_ranking,
+    fit_sections,
+    reciprocal_rank,
+    tenant_held_out_mrr,
+)
 from rag.ranker import RankModel, fuse, sections_in_place
 
 
@@ -87,6 +94,27 @@ def test_section_whose_heading_holds_the_questions_rare_word_wins_within_the_run
     assert ranked[0].heading_path[1] == "Resize the volume"
 
 
+def _document_rank_by_document(found: list[Evidence]) -> dict[str, float]:
+    rows = candidate_features(found, ScopeHints(), "disk full", term_df={}, tenant_chunks=10)
+    column = FEATURES.index("document_rank")
+    return {e.document_id: row[column] for e, row in zip(found, rows, strict=True)}
+
+
+def test_document_rank_is_one_over_the_place_when_each_document_brings_one_candidate() -> None:
+    found = [chunk(i, f"d{i}", "Meaning", vector=i, keyword=None) for i in range(1, 5)]
+    assert _document_rank_by_document(found) == {"d1": 1.0, "d2": 0.5, "d3": 1 / 3, "d4": 0.25}
+
+
+def test_document_rank_counts_places_in_the_lists_candidates_per_document() -> None:
+    # Two runbooks, three sections each: the second runbook is one runbook's worth of
+    # candidates (three) below the first, so it keeps 1 / (1 + 1/3) rather than 1/2.
+    found = [
+        chunk(rank, f"d{1 + (rank - 1) // 3}", f"s{rank}", vector=rank, keyword=None)
+        for rank in range(1, 7)
+    ]
+    assert _document_rank_by_document(found) == {"d1": 1.0, "d2": 0.75}
+
+
 def test_shipped_rank_model_weighs_every_feature_for_its_embedding_model() -> None:
     model = RankModel.load()
     assert model.embedding_model.startswith("sentence-transformers/all-MiniLM-L6-v2")
@@ -104,10 +132,30 @@ def test_pairwise_fit_learns_the_feature_that_puts_the_gold_row_first() -> None:
         gold = np.zeros(8, dtype=bool)
         gold[number % 8] = True
         rows[gold, 1] += 3.0  # the gold row stands out on one feature only
-        cases.append(RankingCase(f"q{number}", rows, gold, tuple(f"d{i}" for i in range(8))))
+        documents = tuple(f"d{i}" for i in range(8))
+        cases.append(RankingCase(f"q{number}", rows, gold, documents, f"t{number % 3}"))
     weights = fit_ranking(cases, l2=1.0)
     assert int(np.argmax(weights)) == 1
     assert np.mean([reciprocal_rank(case, weights) for case in cases]) > 0.9
+
+
+def test_tenant_held_out_fit_scores_each_tenant_with_weights_it_did_not_see() -> None:
+    rng = np.random.default_rng(7)
+    cases = []
+    for number in range(45):
+        rows = rng.normal(size=(8, len(FEATURES)))
+        gold = np.zeros(8, dtype=bool)
+        gold[number % 8] = True
+        # Tenants "a" and "b" put the gold row first on feature 1; tenant "c" on feature 2.
+        rows[gold, 1 if number % 3 else 2] += 5.0
+        documents = tuple(f"d{i}" for i in range(8))
+        cases.append(RankingCase(f"q{number}", rows, gold, documents, "abc"[number % 3]))
+    # Grouped by question, every fold still fits on tenant "c"'s questions; held out by
+    # tenant, "c" is ranked by weights that never saw feature 2 matter.
+    by_question = cross_validated_mrr(cases, l2=1.0, sections=False)
+    by_tenant = tenant_held_out_mrr(cases, l2=1.0, sections=False)
+    assert by_question > 0.9
+    assert by_tenant < by_question - 0.1
 
 
 def test_each_document_keeps_its_places_and_fills_them_by_section_score() -> None:
@@ -127,7 +175,7 @@ def test_section_fit_learns_what_tells_a_runbooks_sections_apart() -> None:
         gold[number % 4] = True
         rows[:4, 0] += 5.0  # the gold runbook stands out on feature 0, in every section
         rows[gold, 2] += 3.0  # the gold section stands out among its siblings on feature 2
-        cases.append(RankingCase(f"q{number}", rows, gold, documents))
+        cases.append(RankingCase(f"q{number}", rows, gold, documents, f"t{number % 3}"))
     section_weights = fit_sections(cases, l2=1.0)
     assert int(np.argmax(section_weights)) == 2
     # A first order that tells runbooks apart only: the section weights pick the section.
