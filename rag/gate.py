@@ -12,7 +12,6 @@ gate was calibrated"):
   asked of a Kubernetes tenant);
 - ``unknown_name`` — an alert or identifier (``CamelCase``, ``snake_case``) the tenant never
   mentions;
-- ``named`` — a runbook named exactly is among the top five;
 - ``resolved`` — the alert post resolved to one of the tenant's runbooks by its name in any
   spelling or by its ``runbook_url``;
 - ``agreement`` — the best runbook is in both retrievers' top five.
@@ -45,7 +44,6 @@ FEATURES = (
     "idf_coverage",
     "unknown_share",
     "unknown_name",
-    "named",
     "resolved",
     "agreement",
 )
@@ -139,7 +137,6 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
         "idf_coverage": coverage,
         "unknown_share": typical_idf * len(unknown) / total if total else 1.0,
         "unknown_name": float(_unknown_name(asked, candidates)),
-        "named": float(any(r.startswith("named:") for e in top for r in e.hit_reasons)),
         "resolved": float(asked.alert is not None and asked.alert.runbook is not None),
         "agreement": float(_agree(evidence)),
     }

@@ -100,20 +100,20 @@ def gate_model(
     rows = [o for o in observations if o.candidates.evidence]
     x = np.array([[o.gate_features()[n] for n in FEATURES] for o in rows])
     y = np.array([1.0 if o.answerable else 0.0 for o in rows])
-    coefficients, intercept = fit_logistic(x, y)
+    fitted, fitted_intercept = fit_logistic(x, y)
+    # The threshold is chosen on the probabilities the stored (rounded) coefficients give, and
+    # rounded down itself: otherwise the last answerable row it lets through can fall just short.
+    coefficients = np.round(fitted, 4)
+    intercept = round(fitted_intercept, 4)
     probabilities = _probabilities(x, coefficients, intercept)
-    threshold = choose_threshold(probabilities, y, min_coverage)
+    threshold = math.floor(choose_threshold(probabilities, y, min_coverage) * 1e4) / 1e4
     answered = probabilities >= threshold
     tenants = np.array([o.golden.tenant for o in rows])
     return {
         "embedding_model": model_id,
-        "coefficients": {
-            n: round(float(c), 4) for n, c in zip(FEATURES, coefficients, strict=True)
-        },
-        "intercept": round(intercept, 4),
-        # Rounded down: rounded to nearest, the stored threshold can land just above the
-        # probability of the last answerable row it was chosen to let through.
-        "threshold": math.floor(threshold * 1e4) / 1e4,
+        "coefficients": {n: float(c) for n, c in zip(FEATURES, coefficients, strict=True)},
+        "intercept": intercept,
+        "threshold": threshold,
         "fitted_on": {
             "files": sources,
             "answerable": int(y.sum()),
