@@ -168,6 +168,9 @@ def _idf(candidates: Candidates) -> dict[str, float]:
 
 
 def _unknown_name(asked: GateQuery, candidates: Candidates) -> bool:
+    """An alert name that resolves to no runbook and that the tenant never writes, or a
+    CamelCase identifier of a question the tenant's vocabulary lacks. A generic alert (one rule
+    for many components) is never looked up by the service and falls to the vocabulary check."""
     alert = asked.alert
     if alert is not None and alert.runbook is not None:
         return False
