@@ -107,6 +107,13 @@ class Alert:
         """The runbook link the alert rule carries (``runbook_url`` annotation), if any."""
         return next((self.labels[k] for k in _RUNBOOK_KEYS if self.labels.get(k)), None)
 
+    @property
+    def generic(self) -> bool:
+        """Whether the name is one rule for many parts (GitLab's
+        ``component_saturation_slo_out_of_bounds``): the ``component`` label then says what fails,
+        and no runbook need mention the name itself."""
+        return bool(self.labels.get("component"))
+
     def search_text(self) -> str:
         """The name, its words (``KubeStatefulSetReplicasMismatch`` -> "stateful set replicas
         mismatch"), the summary and the labels naming the failing part: what a runbook about

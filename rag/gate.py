@@ -12,12 +12,14 @@ gate was calibrated"):
   asked of a Kubernetes tenant);
 - ``unknown_name`` — an alert or identifier (``CamelCase``, ``snake_case``) the tenant never
   mentions;
-- ``named`` — a runbook named exactly is among the top five;
+- ``resolved`` — the alert post resolved to one of the tenant's runbooks by its name in any
+  spelling or by its ``runbook_url``;
 - ``agreement`` — the best runbook is in both retrievers' top five.
 
 Coefficients live in ``rag/gate_model.json`` with the embedding model they were fitted for;
 ``python -m rag.gate_fit`` refits them on the dev split. ``RUNBOOK_ANSWER_THRESHOLD`` moves the
-operating point.
+operating point. The service and the fit (``rag.gate_fit``) both build the features from a
+``GateQuery`` through ``features``, so a refit sees exactly what the service decides on.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from rag.alerts import Alert
 from rag.errors import ConfigurationError
 from rag.evidence import Evidence
 from rag.retrieve import Candidates
@@ -42,7 +44,7 @@ FEATURES = (
     "idf_coverage",
     "unknown_share",
     "unknown_name",
-    "named",
+    "resolved",
     "agreement",
 )
 # How many of the best chunks the features look at.
@@ -86,6 +88,21 @@ class GateModel:
 
 
 @dataclass(frozen=True)
+class GateQuery:
+    """What the gate reads besides the candidates, as the service searched it."""
+
+    # The retrieval's own query: an alert post's search text, else the question.
+    text: str
+    # The tenant's runbook names and titles, lowercased.
+    names: frozenset[str]
+    # The parsed alert post, resolved to the tenant's runbook when it names or links one.
+    alert: Alert | None = None
+    # Whether the tenant's text uses the alert's name written as one word
+    # (``kube_pod_crash_looping`` -> ``kubepodcrashlooping``); None when not looked up.
+    alert_name_used: bool | None = None
+
+
+@dataclass(frozen=True)
 class Gate:
     """The decision: ``reason`` is None when the evidence is good enough to answer from."""
 
@@ -96,14 +113,8 @@ class Gate:
     features: tuple[tuple[str, float], ...] = ()
 
 
-def features(
-    question: str,
-    candidates: Candidates,
-    *,
-    names: Collection[str],
-    alert_name: str | None = None,
-) -> dict[str, float]:
-    """The gate's inputs for one retrieval; ``names`` are the tenant's runbook names, lowercased."""
+def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
+    """The gate's inputs for one retrieval."""
     evidence = candidates.evidence
     top = evidence[:_DEPTH]
     best_cosine = max((e.cosine for e in top), default=-1.0)
@@ -125,24 +136,16 @@ def features(
         "cosine_margin": best_cosine - typical_cosine,
         "idf_coverage": coverage,
         "unknown_share": typical_idf * len(unknown) / total if total else 1.0,
-        "unknown_name": float(_unknown_name(question, candidates, names, alert_name)),
-        "named": float(any(r.startswith("named:") for e in top for r in e.hit_reasons)),
+        "unknown_name": float(_unknown_name(asked, candidates)),
+        "resolved": float(asked.alert is not None and asked.alert.runbook is not None),
         "agreement": float(_agree(evidence)),
     }
 
 
-def decide(
-    question: str,
-    candidates: Candidates,
-    model: GateModel,
-    *,
-    threshold: float,
-    names: Collection[str],
-    alert_name: str | None = None,
-) -> Gate:
+def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, threshold: float) -> Gate:
     if not candidates.evidence:
         return Gate("no_evidence", -1.0, 0.0)
-    found = features(question, candidates, names=names, alert_name=alert_name)
+    found = features(asked, candidates)
     probability = model.probability(found)
     reason = None if probability >= threshold else "low_confidence"
     return Gate(
@@ -164,10 +167,23 @@ def _idf(candidates: Candidates) -> dict[str, float]:
     }
 
 
-def _unknown_name(
-    question: str, candidates: Candidates, names: Collection[str], alert_name: str | None
-) -> bool:
-    wanted = [alert_name] if alert_name else [t for t in identifiers(question) if _NAME.match(t)]
+def _unknown_name(asked: GateQuery, candidates: Candidates) -> bool:
+    """An alert name that resolves to no runbook and that the tenant never writes, or a
+    CamelCase identifier of a question the tenant's vocabulary lacks. A generic alert (one rule
+    for many components) is never looked up by the service and falls to the vocabulary check."""
+    alert = asked.alert
+    if alert is not None and alert.runbook is not None:
+        return False
+    if alert is not None and alert.name and asked.alert_name_used is not None:
+        # Postgres splits ``kube_pod_crash_looping`` into words every Kubernetes tenant uses;
+        # the name written as one word is what a runbook about that alert would contain.
+        return not asked.alert_name_used
+    names = asked.names
+    wanted = (
+        [alert.name]
+        if alert and alert.name
+        else [t for t in identifiers(asked.text) if _NAME.match(t)]
+    )
     for name in wanted:
         lowered = name.lower()
         if lowered in names:

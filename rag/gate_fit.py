@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from rag.alerts import parse_alert
 from rag.evaluate import GoldenQuestion, load_golden
 from rag.gate import FEATURES, features
 from rag.logistic import fit_logistic
@@ -44,9 +43,11 @@ from rag.settings import Settings
 class Observation:
     golden: GoldenQuestion
     retrieval: Retrieval
-    query: str
-    # The tenant's runbook names, lowercased (the gate's ``unknown_name`` reads them).
-    names: frozenset[str]
+
+    @property
+    def query(self) -> str:
+        """The retrieval's own query (an alert post's search text, with its resolved runbook)."""
+        return self.retrieval.asked.text
 
     @property
     def answerable(self) -> bool:
@@ -57,13 +58,8 @@ class Observation:
         return self.retrieval.candidates
 
     def gate_features(self) -> dict[str, float]:
-        alert = self.retrieval.alert
-        return features(
-            self.query,
-            self.candidates,
-            names=self.names,
-            alert_name=alert.name if alert else None,
-        )
+        """What the service's gate reads for this retrieval (the same ``GateQuery``)."""
+        return features(self.retrieval.asked, self.candidates)
 
     def reranked(self, model: RankModel) -> Observation:
         candidates = self.candidates
@@ -94,10 +90,7 @@ async def observe(service: RagService, questions: list[GoldenQuestion]) -> list[
     for golden in questions:
         question = service.check_question(golden.question)
         retrieval = await service.retrieve(golden.tenant, question, service=golden.service)
-        alert = parse_alert(question)
-        names = frozenset((await service.catalogs.catalog_for(golden.tenant)).names())
-        query = alert.search_text() if alert else question
-        found.append(Observation(golden, retrieval, query, names))
+        found.append(Observation(golden, retrieval))
     return found
 
 
@@ -107,25 +100,57 @@ def gate_model(
     rows = [o for o in observations if o.candidates.evidence]
     x = np.array([[o.gate_features()[n] for n in FEATURES] for o in rows])
     y = np.array([1.0 if o.answerable else 0.0 for o in rows])
-    coefficients, intercept = fit_logistic(x, y)
-    probabilities = 1.0 / (1.0 + np.exp(-(x @ coefficients + intercept)))
-    threshold = choose_threshold(probabilities, y, min_coverage)
+    fitted, fitted_intercept = fit_logistic(x, y)
+    # The threshold is chosen on the probabilities the stored (rounded) coefficients give, and
+    # rounded down itself: otherwise the last answerable row it lets through can fall just short.
+    coefficients = np.round(fitted, 4)
+    intercept = round(fitted_intercept, 4)
+    probabilities = _probabilities(x, coefficients, intercept)
+    threshold = math.floor(choose_threshold(probabilities, y, min_coverage) * 1e4) / 1e4
     answered = probabilities >= threshold
+    tenants = np.array([o.golden.tenant for o in rows])
     return {
         "embedding_model": model_id,
-        "coefficients": {
-            n: round(float(c), 4) for n, c in zip(FEATURES, coefficients, strict=True)
-        },
-        "intercept": round(intercept, 4),
-        "threshold": round(threshold, 4),
+        "coefficients": {n: float(c) for n, c in zip(FEATURES, coefficients, strict=True)},
+        "intercept": intercept,
+        "threshold": threshold,
         "fitted_on": {
             "files": sources,
             "answerable": int(y.sum()),
             "abstain": int((1 - y).sum()),
-            "coverage": round(float(answered[y == 1].mean()), 4),
-            "abstain_accuracy": round(float((~answered[y == 0]).mean()), 4),
+            **_figures(answered, y),
         },
+        "leave_one_tenant_out": leave_one_tenant_out(x, y, tenants, min_coverage),
     }
+
+
+def leave_one_tenant_out(
+    x: np.ndarray, y: np.ndarray, tenants: np.ndarray, min_coverage: float
+) -> dict[str, dict[str, float]]:
+    """Each tenant's figures under a gate fitted (threshold included) on the other tenants
+    alone: how the gate does on a collection it never saw, as on the hidden release set."""
+    held_out = {}
+    for tenant in sorted(set(tenants.tolist())):
+        fit, test = tenants != tenant, tenants == tenant
+        coefficients, intercept = fit_logistic(x[fit], y[fit])
+        threshold = choose_threshold(
+            _probabilities(x[fit], coefficients, intercept), y[fit], min_coverage
+        )
+        answered = _probabilities(x[test], coefficients, intercept) >= threshold
+        held_out[str(tenant)] = _figures(answered, y[test])
+    return held_out
+
+
+def _probabilities(x: np.ndarray, coefficients: np.ndarray, intercept: float) -> np.ndarray:
+    return np.asarray(1.0 / (1.0 + np.exp(-(x @ coefficients + intercept))))
+
+
+def _figures(answered: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Answer coverage of the answerable rows and abstain accuracy of the others (1.0 when a
+    tenant has none of the kind)."""
+    coverage = answered[y == 1].mean() if (y == 1).any() else 1.0
+    abstained = (~answered[y == 0]).mean() if (y == 0).any() else 1.0
+    return {"coverage": round(float(coverage), 4), "abstain_accuracy": round(float(abstained), 4)}
 
 
 async def _main(args: argparse.Namespace) -> int:

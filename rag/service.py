@@ -27,8 +27,9 @@ from rag.errors import (
     StoreError,
 )
 from rag.evidence import Evidence
-from rag.gate import Gate, GateModel, decide
+from rag.gate import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
+from rag.name_vocabulary import uses_name
 from rag.rank import ScopeHints
 from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
@@ -52,8 +53,13 @@ class Retrieval:
     gate: Gate
     hints: ScopeHints
     fallback_reason: str | None
+    # What the gate read besides the candidates (``rag.gate_fit`` refits on the same).
+    asked: GateQuery
     timings_ms: dict[str, float] = field(default_factory=dict)
-    alert: Alert | None = None
+
+    @property
+    def alert(self) -> Alert | None:
+        return self.asked.alert
 
 
 class RagService:
@@ -176,15 +182,12 @@ class RagService:
         timings["retrieve"] = _ms_since(started)
         self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
         self.metrics.retrieval_hits.observe(len(candidates.evidence))
-        gate = decide(
-            query,
-            candidates,
-            self.gate_model,
-            threshold=self.answer_threshold,
-            names=catalog.names(),
-            alert_name=alert.name_in_tenant if alert else None,
-        )
-        return Retrieval(candidates, gate, hints, fallback_reason, timings, alert)
+        asked = GateQuery(query, catalog.names(), alert)
+        if alert is not None and alert.name and alert.runbook is None and not alert.generic:
+            used = await _db(uses_name(self.store, tenant, alert.name))
+            asked = replace(asked, alert_name_used=used)
+        gate = decide(asked, candidates, self.gate_model, threshold=self.answer_threshold)
+        return Retrieval(candidates, gate, hints, fallback_reason, asked, timings)
 
     async def _search(
         self,

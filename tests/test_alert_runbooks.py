@@ -20,7 +20,8 @@ async def test_kebab_case_alert_name_names_the_camel_case_runbook(service: RagSe
     assert "kubernetes/KubePodCrashLooping" in retrieval.hints.documents
     top = retrieval.candidates.evidence[0]
     assert top.document_id == "kubernetes/KubePodCrashLooping"
-    assert dict(retrieval.gate.features)["named"] == 1.0
+    assert "named:kubernetes/KubePodCrashLooping" in top.hit_reasons
+    assert dict(retrieval.gate.features)["resolved"] == 1.0
 
 
 async def test_alert_suffix_on_the_name_still_names_the_runbook(service: RagService) -> None:
