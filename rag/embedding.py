@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from rag.errors import EmbeddingError, ModelFileError
 from rag.model_files import DEFAULT_MODEL_FILES, assemble_default_model, sha256_of
+from rag.ordinary_words import NO_ORDINARY_WORDS, OrdinaryWords
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 
 logger = logging.getLogger(__name__)
@@ -23,10 +24,14 @@ Vectors = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
-    """Turns texts into unit vectors; ``model_id`` names the exact weights (stored per chunk)."""
+    """Turns texts into unit vectors; ``model_id`` names the exact weights (stored per chunk).
+
+    ``ordinary_words`` are the words its tokenizer keeps whole (``rag.ordinary_words``).
+    """
 
     model_id: str
     dim: int
+    ordinary_words: OrdinaryWords
 
     async def embed(self, texts: Sequence[str]) -> Vectors: ...
 
@@ -38,10 +43,19 @@ class FastEmbedder:
     would only oversubscribe the CPU.
     """
 
-    def __init__(self, model: Any, *, model_id: str, dim: int, batch_size: int) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        model_id: str,
+        dim: int,
+        batch_size: int,
+        ordinary_words: OrdinaryWords = NO_ORDINARY_WORDS,
+    ) -> None:
         self._model = model
         self.model_id = model_id
         self.dim = dim
+        self.ordinary_words = ordinary_words
         self._batch_size = batch_size
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._lock = threading.Lock()
@@ -56,6 +70,7 @@ class FastEmbedder:
 
         model_name = settings.embedding_model
         kwargs: dict[str, Any] = {"threads": settings.onnx_threads, "lazy_load": False}
+        model_dir: Path | None = None
         if settings.embedding_model_path is not None:
             model_dir = settings.embedding_model_path
             model_id = f"{model_name}@{_fingerprint(model_dir)}"
@@ -75,7 +90,15 @@ class FastEmbedder:
             raise EmbeddingError(f"cannot load embedding model {model_name!r}: {exc}") from exc
         logger.info("embedding model %s loaded (dim %d)", model_id, probe.shape[0])
         return cls(
-            model, model_id=model_id, dim=int(probe.shape[0]), batch_size=settings.embed_batch_size
+            model,
+            model_id=model_id,
+            dim=int(probe.shape[0]),
+            batch_size=settings.embed_batch_size,
+            # A hub model's files sit in fastembed's cache layout; without its tokenizer file no
+            # word is ordinary and the gate reads every unused word as it did before.
+            ordinary_words=(
+                OrdinaryWords.from_model_dir(model_dir) if model_dir else NO_ORDINARY_WORDS
+            ),
         )
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:

@@ -6,7 +6,8 @@ Each collection under ``evals/collections`` becomes its tenant (ingestion is inc
 second run only embeds what changed), then every golden file of the split runs through
 ``rag.evaluate``: ``evals/public/{split}.jsonl`` (questions), ``alerts-{split}.jsonl`` (alert
 posts) and ``mtrag-{split}.jsonl`` (MT-RAG IBM Cloud). Tune on ``dev``; ``test`` is for the
-README's figures only.
+README's figures only. ``--split holdout`` runs ``evals/holdout`` instead, over two collections
+nothing was tuned on (Rook, Cortex): report-only, see ``evals/holdout/README.md``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ TENANT_ROOTS = {
     "gitlab": Path("collections/gitlab"),
     "ibmcloud": Path("collections/mt-rag-cloud/corpus"),
 }
+HOLDOUT_ROOTS = {
+    "rook": Path("collections/rook/docs"),
+    "cortex": Path("collections/cortex/docs"),
+}
 SETS = ("{split}", "alerts-{split}", "mtrag-{split}")
+HOLDOUT_SETS = (Path("holdout/questions.jsonl"), Path("holdout/alerts.jsonl"))
 _SHOWN = (
     "recall_at_k",
     "mrr",
@@ -49,11 +55,17 @@ _SHOWN = (
 async def run(split: str, *, answers: bool, evals: Path = EVALS) -> dict[str, Any]:
     settings = Settings()
     reports: dict[str, Any] = {}
+    holdout = split == "holdout"
+    roots = HOLDOUT_ROOTS if holdout else TENANT_ROOTS
+    paths = (
+        [evals / path for path in HOLDOUT_SETS]
+        if holdout
+        else [evals / "public" / (pattern.format(split=split) + ".jsonl") for pattern in SETS]
+    )
     async with open_runtime(settings) as runtime:
-        for tenant, root in TENANT_ROOTS.items():
+        for tenant, root in roots.items():
             await runtime.ingest(evals / root, tenant=tenant, prune=False, progress=False)
-        for pattern in SETS:
-            path = evals / "public" / (pattern.format(split=split) + ".jsonl")
+        for path in paths:
             if path.exists():
                 report = await evaluate(runtime.service, load_golden(path), k=5, answers=answers)
                 reports[path.name] = report
@@ -71,7 +83,11 @@ def _table(reports: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag.eval_public", description=__doc__)
-    parser.add_argument("--split", default="dev", help="dev or test (evals/public/*.jsonl)")
+    parser.add_argument(
+        "--split",
+        default="dev",
+        help="dev or test (evals/public/*.jsonl), or holdout (evals/holdout, report-only)",
+    )
     parser.add_argument("--answers", action="store_true", help="also score the answers")
     parser.add_argument("--json", action="store_true", help="print the full reports as JSON")
     args = parser.parse_args(argv)

@@ -9,7 +9,9 @@ gate was calibrated"):
   prose 0.2-0.45 with almost any incident question, so the margin says more than the level);
 - ``idf_coverage`` — the share of the question's BM25 weight that one top chunk holds;
 - ``unknown_share`` — the share of that weight in words this tenant never uses ("patroni"
-  asked of a Kubernetes tenant);
+  asked of a Kubernetes tenant) and that are not ordinary words to the embedding model
+  (``rag.ordinary_words``: "went" or "hammering" unused by a tenant says nothing; an ordinary
+  word the tenant never uses counts nowhere, like a stopword);
 - ``unknown_name`` — an alert or identifier (``CamelCase``, ``snake_case``) the tenant never
   mentions;
 - ``resolved`` — the alert post resolved to one of the tenant's runbooks by its name in any
@@ -100,6 +102,9 @@ class GateQuery:
     # Whether the tenant's text uses the alert's name written as one word
     # (``kube_pod_crash_looping`` -> ``kubepodcrashlooping``); None when not looked up.
     alert_name_used: bool | None = None
+    # The query's lexemes that the tenant never uses but that come only from ordinary words
+    # (``rag.ordinary_words``): neither known nor unknown to the gate.
+    ordinary_unknown: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,11 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     neighbours = [e.cosine for e in evidence if e.vector_rank is not None]
     typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
     idf = _idf(candidates)
-    unknown = [lexeme for lexeme, df in candidates.term_df.items() if df == 0]
+    unknown = [
+        lexeme
+        for lexeme, df in candidates.term_df.items()
+        if df == 0 and lexeme not in asked.ordinary_unknown
+    ]
     # A word the tenant never uses weighs what a typical known word of the question weighs:
     # as rare as can be would let one typo or plural ("502s") outweigh the rest.
     typical_idf = sum(idf.values()) / len(idf) if idf else 1.0

@@ -4,7 +4,9 @@
   or in words ("statefulset replicas mismatch"), and a service the channel points at;
 - **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean" Meaning,
   "what breaks" Impact, "how do I check" Diagnosis — runbooks repeat the same words in every
-  section, so the heading is what tells them apart.
+  section, so the heading is what tells them apart;
+- **placeholders**: a section that only says TODO, TBD, N/A or "see below" answers nothing,
+  however close its heading is to the question (its embedding is mostly the breadcrumb).
 
 How much each signal counts is learned (``rag/rank_model.json``), not set here.
 """
@@ -98,7 +100,42 @@ def section_intents(evidence: Evidence) -> frozenset[str]:
     return _heading_intents(evidence.heading_path[1:] or evidence.heading_path)
 
 
+# A heading that names an action ("Disable this alert entirely", "Check for slow queries") is
+# a procedure of that kind even under a parent of another kind (Meaning › Disable ...).
+_ACTION_KINDS = ("mitigation", "diagnosis")
+
+
 @lru_cache(maxsize=65536)
 def _heading_intents(headings: tuple[str, ...]) -> frozenset[str]:
-    text = " ".join(headings)
-    return frozenset(name for name, (_, heads) in _INTENTS.items() if heads.search(text))
+    """The kind of the deepest heading that has one: its own section word (Mitigation), or for
+    the section itself an action its heading names; otherwise its parents' kind."""
+    for depth in range(len(headings) - 1, -1, -1):
+        heading = headings[depth]
+        kinds = frozenset(name for name, (_, heads) in _INTENTS.items() if heads.search(heading))
+        if not kinds and depth == len(headings) - 1:
+            kinds = frozenset(name for name in _ACTION_KINDS if _INTENTS[name][0].search(heading))
+        if kinds:
+            return kinds
+    return frozenset()
+
+
+# A placeholder is a short section made of these words (after links are reduced to their text).
+_PLACEHOLDER = re.compile(
+    r"^(?:todo|tbd|tba|wip|fixme|xxx|n/?a|to ?do|coming soon|placeholder|"
+    r"to be (?:written|added|done|documented|defined)|same as above|see (?:above|below))\b"
+)
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# Letters of any script (a section in Japanese is not empty), and "/" for "N/A".
+_PROSE_WORD = re.compile(r"(?:[^\W\d_]|/)+")
+# Longer than this it says something, whatever word it starts with ("TODO: page the DBA...").
+_PLACEHOLDER_MAX_WORDS = 6
+
+
+@lru_cache(maxsize=65536)
+def is_placeholder(content: str) -> bool:
+    """Whether a chunk's text is a placeholder (``TODO``, ``* N/A``, ``See [below](#x)``) or
+    holds no word at all."""
+    words = _PROSE_WORD.findall(_LINK.sub(r"\1", content))
+    if len(words) > _PLACEHOLDER_MAX_WORDS:
+        return False
+    return not words or _PLACEHOLDER.match(" ".join(words).lower()) is not None

@@ -20,7 +20,9 @@ Pure Python over at most two retrievers' candidates (80 rows); no I/O. The featu
   full (1 / place); where documents bring several candidates each, it counts in documents'
   worth of candidates, so a runbook second or third by a hair is not pushed below a whole
   other runbook's sections;
-- ``title_only`` — a chunk with no section heading (a runbook's preamble).
+- ``title_only`` — a chunk with no section heading (a runbook's preamble);
+- ``content_length`` — the chunk's words, log-scaled, over the longest candidate's: a two-line
+  section says less than a worked procedure, whatever its heading.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ FEATURES = (
     "document_cosine_gap",
     "document_rank",
     "title_only",
+    "content_length",
 )
 _WORD = re.compile(r"[a-z0-9]+")
+_CONTENT_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 # Postgres' english stemmer trims at most a few letters ("replicas" -> "replica").
 _STEM_SLACK = 4
@@ -85,6 +89,8 @@ def candidate_features(
         )
     for scores in per_document.values():
         scores.sort(reverse=True)
+    lengths = {e.chunk_id: _log_words(e.content) for e in found}
+    longest = max(lengths.values()) or 1.0
     by_best = sorted(per_document, key=lambda d: (-per_document[d][0], d))
     spread = len(found) / len(per_document)
     document_rank = {
@@ -120,6 +126,7 @@ def candidate_features(
                 document_cosine[item.document_id] - best_cosine,
                 document_rank[item.document_id],
                 float(len(item.heading_path) <= 1),
+                lengths[item.chunk_id] / longest,
             ]
         )
     return rows
@@ -141,6 +148,11 @@ def _idf(term_df: Mapping[str, int], tenant_chunks: int) -> dict[str, float]:
 
 def _share(idf: Mapping[str, float], words: frozenset[str], total: float) -> float:
     return sum(weight for lexeme, weight in idf.items() if _holds(words, lexeme)) / total
+
+
+@lru_cache(maxsize=65536)
+def _log_words(content: str) -> float:
+    return math.log1p(len(_CONTENT_WORD.findall(content)))
 
 
 @lru_cache(maxsize=65536)

@@ -3,7 +3,8 @@
 A pairwise logistic model: for every answerable question whose gold section is among the
 candidates, each gold row minus each other candidate's row is a positive example (and its
 negation a negative one), so the weights learn what puts the gold section above the rest of
-*its own* list. The section weights are a second pairwise model over the gold row against the
+*its own* list. Placeholder sections (TODO, N/A) take no part: the ranker puts them last
+whatever they score. The section weights are a second pairwise model over the gold row against the
 other chunks of its own runbook only (``rag.ranker``: they order each runbook's chunks within
 its places). The fit is reported with its MRR@5 under five-fold cross-validation grouped by
 question (folds by a hash of the question id: deterministic), beside the in-sample figure, the
@@ -25,14 +26,20 @@ import numpy as np
 from rag.evaluate import GoldenQuestion
 from rag.evidence import Evidence
 from rag.logistic import fit_logistic
-from rag.rank import RRF_K, ScopeHints
+from rag.rank import RRF_K, ScopeHints, is_placeholder
 from rag.rank_features import FEATURES, candidate_features
-from rag.ranker import sections_in_place
+from rag.ranker import placeholders_last, sections_in_place
 from rag.retrieve import Candidates
 
 # Stronger than the gate's penalty: 20 weights from a few thousand correlated pairs.
 RANK_L2 = 30.0
 FOLDS = 5
+# Features that say which section of a runbook answers, not which runbook: only the section
+# weights read them. A long section is the substantive one of its runbook, but a long passage
+# is no likelier the right document (held out, MT-RAG's recall@5 fell 0.79 -> 0.77 when the
+# first order read it too, and no runbook tenant gained).
+SECTION_ONLY = ("content_length",)
+_SECTION_ONLY = np.array([name in SECTION_ONLY for name in FEATURES])
 # Gold rows per question that enter the pairs (a section split in several chunks would
 # otherwise outweigh a question with one).
 _GOLD_PER_QUESTION = 2
@@ -48,6 +55,7 @@ class RankingCase:
     gold: np.ndarray
     documents: tuple[str, ...]
     tenant: str
+    placeholder: np.ndarray
 
 
 def ranking_case(
@@ -72,6 +80,7 @@ def ranking_case(
         np.array(gold, dtype=bool),
         tuple(e.document_id for e in evidence),
         golden.tenant,
+        np.array([is_placeholder(e.content) for e in evidence], dtype=bool),
     )
 
 
@@ -80,12 +89,16 @@ def _plain_rrf(evidence: Evidence) -> float:
 
 
 def fit_ranking(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray:
-    """Pairwise logistic weights, one per feature of ``FEATURES``."""
+    """Pairwise logistic weights, one per feature of ``FEATURES`` (0 for the section-only ones)."""
     pairs = []
     for case in cases:
-        others = case.rows[~case.gold]
-        for row in case.rows[case.gold][:_GOLD_PER_QUESTION]:
+        competing = ~case.placeholder
+        others = case.rows[~case.gold & competing]
+        for row in case.rows[case.gold & competing][:_GOLD_PER_QUESTION]:
             pairs.append(row - others)
+    if pairs:
+        # A zero column gets a zero weight under the penalty: the first order never reads it.
+        pairs = [np.where(_SECTION_ONLY, 0.0, p) for p in pairs]
     return _pairwise_fit(pairs, l2)
 
 
@@ -94,8 +107,8 @@ def fit_sections(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarra
     pairs = []
     for case in cases:
         documents = np.array(case.documents, dtype=object)
-        for index in np.flatnonzero(case.gold)[:_GOLD_PER_QUESTION]:
-            siblings = (documents == documents[index]) & ~case.gold
+        for index in np.flatnonzero(case.gold & ~case.placeholder)[:_GOLD_PER_QUESTION]:
+            siblings = (documents == documents[index]) & ~case.gold & ~case.placeholder
             pairs.append(case.rows[index] - case.rows[siblings])
     return _pairwise_fit(pairs, l2)
 
@@ -124,6 +137,7 @@ def reciprocal_rank(
         section_scores = case.rows[order] @ section_weights
         documents = [case.documents[i] for i in order]
         order = [order[i] for i in sections_in_place(documents, section_scores.tolist())]
+    order = placeholders_last(order, case.placeholder.tolist())
     return next((1.0 / place for place, i in enumerate(order[:k], 1) if case.gold[i]), 0.0)
 
 

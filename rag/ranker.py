@@ -12,7 +12,8 @@ calibrated"):
   only): which section of the runbook answers. Features that are the same for every chunk of
   a runbook cancel out there, so it weighs only what tells sections apart.
 
-Deterministic: ties break on cosine, then chunk id.
+Placeholder sections (``rag.rank.is_placeholder``: TODO, N/A) go to the end of the list
+whatever they score. Deterministic: ties break on cosine, then chunk id.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from rag.errors import ConfigurationError
 from rag.evidence import Evidence
-from rag.rank import ScopeHints, question_intents, section_intents
+from rag.rank import ScopeHints, is_placeholder, question_intents, section_intents
 from rag.rank_features import FEATURES, candidate_features
 
 logger = logging.getLogger(__name__)
@@ -90,6 +91,8 @@ def fuse(
         matched_intents = intents & section_intents(item)
         if matched_intents:
             reasons.append("intent:" + ",".join(sorted(matched_intents)))
+        if is_placeholder(item.content):
+            reasons.append("placeholder")
         scored.append(
             replace(
                 item,
@@ -102,10 +105,16 @@ def fuse(
     order = sections_in_place(
         [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
     )
+    order = placeholders_last(order, [is_placeholder(e.content) for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
         replace(scored[moved], score=scored[place].score) for place, moved in enumerate(order)
     )
+
+
+def placeholders_last(order: Sequence[int], placeholder: Sequence[bool]) -> list[int]:
+    """``order`` with the indices of placeholder items moved to its end, both in order."""
+    return [i for i in order if not placeholder[i]] + [i for i in order if placeholder[i]]
 
 
 def sections_in_place(documents: Sequence[str], section_scores: Sequence[float]) -> list[int]:

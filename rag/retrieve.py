@@ -10,6 +10,7 @@ model. ``rag.ranker`` fuses the two lists."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -197,26 +198,37 @@ HYBRID_QUERY = "".join(
 )
 
 
-# The tenant's document frequency of each of the question's lexemes (0: never used), and each
-# identifier-like token of the question with whether all its lexemes are in the vocabulary.
+# The tenant's document frequency of each of the question's lexemes (0: never used), with the
+# question's own words that give each lexeme (``%(words)s``: its runs of letters and digits, each
+# parsed alone; ts_debug() would say the same for the whole question at several times the cost).
 _VOCABULARY = """
-SELECT q.lexeme, coalesce(s.df, 0)
+WITH spelled AS (
+    SELECT w.word, t.lexeme
+    FROM unnest(%(words)s::text[]) AS w(word), unnest(to_tsvector('english', w.word)) AS t
+)
+SELECT q.lexeme, coalesce(s.df, 0),
+       coalesce(array_agg(DISTINCT spelled.word) FILTER (WHERE spelled.word IS NOT NULL), '{}')
 FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(question)s))) AS q
 LEFT JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme
+LEFT JOIN spelled ON spelled.lexeme = q.lexeme
+GROUP BY q.lexeme, s.df
 """
+_WORD_RUN = re.compile(r"[^\W_]+")
 _TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)s"
 
 
 @dataclass(frozen=True)
 class Candidates:
     """Fused candidates, best first, how many each retriever contributed, and the tenant's
-    vocabulary statistics for the question's lexemes (the gate reads those)."""
+    vocabulary statistics for the question's lexemes (the gate reads those): each lexeme's
+    document frequency and the question's words it came from."""
 
     evidence: tuple[Evidence, ...]
     vector_hits: int
     keyword_hits: int
     term_df: dict[str, int] = field(default_factory=dict)
     tenant_chunks: int = 0
+    term_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def best_cosine(self) -> float:
@@ -254,6 +266,7 @@ async def search(
         "model": model,
         "service": service,
         "candidates": candidates,
+        "words": sorted(set(_WORD_RUN.findall(keyword_text(question).lower()))),
         **BM25_PARAMS,
     }
     async with store.tenant_reader(tenant) as conn:
@@ -283,10 +296,11 @@ async def search(
         cur = await conn.execute(query, params)
         rows = await cur.fetchall()
         cur = await conn.execute(_VOCABULARY, params)
-        term_df = {str(lexeme): int(df) for lexeme, df in await cur.fetchall()}
+        vocabulary = await cur.fetchall()
         cur = await conn.execute(_TENANT_SIZE, params)
         size = await cur.fetchone()
     tenant_chunks = int(size[0]) if size else 0
+    term_df = {str(lexeme): int(df) for lexeme, df, _ in vocabulary}
     fused = fuse(
         [_row_to_evidence(row) for row in rows],
         hints,
@@ -301,6 +315,7 @@ async def search(
         keyword_hits=sum(1 for e in fused if e.keyword_rank is not None),
         term_df=term_df,
         tenant_chunks=tenant_chunks,
+        term_words={str(lexeme): tuple(words) for lexeme, _, words in vocabulary},
     )
 
 

@@ -182,12 +182,25 @@ class RagService:
         timings["retrieve"] = _ms_since(started)
         self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
         self.metrics.retrieval_hits.observe(len(candidates.evidence))
-        asked = GateQuery(query, catalog.names(), alert)
+        asked = GateQuery(
+            query, catalog.names(), alert, ordinary_unknown=self._ordinary_unknown(candidates)
+        )
         if alert is not None and alert.name and alert.runbook is None and not alert.generic:
             used = await _db(uses_name(self.store, tenant, alert.name))
             asked = replace(asked, alert_name_used=used)
         gate = decide(asked, candidates, self.gate_model, threshold=self.answer_threshold)
         return Retrieval(candidates, gate, hints, fallback_reason, asked, timings)
+
+    def _ordinary_unknown(self, candidates: Candidates) -> frozenset[str]:
+        """Lexemes the tenant never uses that only ordinary words of the question produced."""
+        words = self.embedder.ordinary_words
+        return frozenset(
+            lexeme
+            for lexeme, df in candidates.term_df.items()
+            if df == 0
+            and (surface := candidates.term_words.get(lexeme))
+            and all(word in words for word in surface)
+        )
 
     async def _search(
         self,

@@ -12,12 +12,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag.embedding import Vectors
+from rag.ordinary_words import NO_ORDINARY_WORDS
 
 
 class HashEmbedder:
     def __init__(self, dim: int = 16, model_id: str = "test/hash-bag-of-words") -> None:
         self.dim = dim
         self.model_id = f"{model_id}-{dim}"
+        self.ordinary_words = NO_ORDINARY_WORDS
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         matrix = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -30,16 +30,15 @@ DEV_FILES = (
 )
 
 # Measured on this subset (prom tenant, dev split: 45 answerable, 15 abstain) with the shipped
-# gate and learned ranker with its section weights and document rank per spread, alert posts
-# keeping their line breaks — recall@5 0.956, MRR 0.817 (0.850 without the section weights,
-# which lift the other tenants' MRR more than they lower this one's), document recall@5 0.978,
-# abstain accuracy 1.000, coverage 0.956, first citation in a gold runbook 0.930 (after the gate
-# was refit on the service's own features) — minus about one question of each kind.
-MIN_RECALL_AT_5 = 0.93
-MIN_MRR = 0.80
+# gate and ranker (placeholders last, section kinds from the deepest heading, content length in
+# the section weights, ordinary words out of the gate's unknown share) — recall@5 0.978, MRR
+# 0.861, document recall@5 0.978, abstain accuracy 1.000, coverage 0.978, first citation in a
+# gold runbook 0.932 — minus about one question of each kind.
+MIN_RECALL_AT_5 = 0.95
+MIN_MRR = 0.84
 MIN_DOCUMENT_RECALL_AT_5 = 0.95
 MIN_ABSTAIN_ACCURACY = 0.93
-MIN_ANSWER_COVERAGE = 0.93
+MIN_ANSWER_COVERAGE = 0.95
 MIN_FIRST_CITATION_IN_GOLD_DOCUMENT = 0.90
 # The alert posts of that subset alone (11 answerable, 3 abstain), which the mixed figures above
 # would let slip: all correct on dev (recall@5, MRR, coverage and abstain accuracy 1.0), minus

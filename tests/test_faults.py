@@ -24,6 +24,7 @@ from rag import (
 )
 from rag.answerers import ExtractiveAnswerer
 from rag.embedding import Vectors
+from rag.ordinary_words import NO_ORDINARY_WORDS
 from tests.hash_embedder import HashEmbedder
 
 RUNBOOK = "# Disk pressure\n\n## Mitigation\nDrain the node and clear old container images.\n"
@@ -34,6 +35,7 @@ class BrokenEmbedder:
 
     model_id = "test/hash-bag-of-words-16"
     dim = 16
+    ordinary_words = NO_ORDINARY_WORDS
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         raise EmbeddingError("embedding failed: RuntimeException")

@@ -70,3 +70,26 @@ async def test_alert_post_is_searched_by_its_name_not_its_labels(service: RagSer
     assert top.document_id == "kubernetes/KubePodCrashLooping"
     assert "named:kubernetes/KubePodCrashLooping" in top.hit_reasons
     assert retrieval.gate.reason is None
+
+
+async def test_everyday_words_the_runbooks_never_use_are_not_evidence_to_abstain(
+    service: RagService,
+) -> None:
+    retrieval = await service.retrieve(
+        "acme", "redis blew up again this morning, keys evicted, memory full, whats going on"
+    )
+    # The tenant never writes "blew" or "whats" (its lexeme "what"); both are ordinary words to
+    # the model, so they count neither as known nor as unknown.
+    assert {"blew", "what"} <= retrieval.asked.ordinary_unknown
+    assert retrieval.candidates.term_df["blew"] == 0
+    assert dict(retrieval.gate.features)["unknown_share"] == 0.0
+    assert retrieval.gate.reason is None
+
+
+async def test_a_product_the_runbooks_never_mention_still_counts_against_answering(
+    service: RagService,
+) -> None:
+    retrieval = await service.retrieve("acme", "mongodb blew up again this morning, memory full")
+    assert "blew" in retrieval.asked.ordinary_unknown
+    assert "mongodb" not in retrieval.asked.ordinary_unknown
+    assert dict(retrieval.gate.features)["unknown_share"] > 0.0

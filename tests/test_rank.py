@@ -6,11 +6,12 @@ point."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rag.evidence import Evidence
 from rag.gate_fit import choose_threshold
 from rag.logistic import fit_logistic
-from rag.rank import ScopeHints, question_intents
+from rag.rank import ScopeHints, is_placeholder, question_intents, section_intents
 from rag.rank_features import FEATURES, candidate_features
 from rag.rank_fit import (
     RankingCase,
@@ -31,6 +32,8 @@ def chunk(
     vector: int | None,
     keyword: int | None,
     matched: tuple[str, ...] = (),
+    content: str = "text",
+    headings: tuple[str, ...] = (),
 ) -> Evidence:
     title = document.rsplit("/", 1)[-1]
     return Evidence(
@@ -38,8 +41,8 @@ def chunk(
         document_id=document,
         version=1,
         title=title,
-        heading_path=(title, section),
-        content="text",
+        heading_path=(title, *(headings or (section,))),
+        content=content,
         url=None,
         owner=None,
         updated=None,
@@ -49,6 +52,14 @@ def chunk(
         keyword_rank=keyword,
         score=0.0,
         matched_terms=matched,
+    )
+
+
+def case(
+    number: int, rows: np.ndarray, gold: np.ndarray, documents: tuple[str, ...], tenant: str
+) -> RankingCase:
+    return RankingCase(
+        f"q{number}", rows, gold, documents, tenant, np.zeros(len(documents), dtype=bool)
     )
 
 
@@ -133,7 +144,7 @@ def test_pairwise_fit_learns_the_feature_that_puts_the_gold_row_first() -> None:
         gold[number % 8] = True
         rows[gold, 1] += 3.0  # the gold row stands out on one feature only
         documents = tuple(f"d{i}" for i in range(8))
-        cases.append(RankingCase(f"q{number}", rows, gold, documents, f"t{number % 3}"))
+        cases.append(case(number, rows, gold, documents, f"t{number % 3}"))
     weights = fit_ranking(cases, l2=1.0)
     assert int(np.argmax(weights)) == 1
     assert np.mean([reciprocal_rank(case, weights) for case in cases]) > 0.9
@@ -149,7 +160,7 @@ def test_tenant_held_out_fit_scores_each_tenant_with_weights_it_did_not_see() ->
         # Tenants "a" and "b" put the gold row first on feature 1; tenant "c" on feature 2.
         rows[gold, 1 if number % 3 else 2] += 5.0
         documents = tuple(f"d{i}" for i in range(8))
-        cases.append(RankingCase(f"q{number}", rows, gold, documents, "abc"[number % 3]))
+        cases.append(case(number, rows, gold, documents, "abc"[number % 3]))
     # Grouped by question, every fold still fits on tenant "c"'s questions; held out by
     # tenant, "c" is ranked by weights that never saw feature 2 matter.
     by_question = cross_validated_mrr(cases, l2=1.0, sections=False)
@@ -175,7 +186,7 @@ def test_section_fit_learns_what_tells_a_runbooks_sections_apart() -> None:
         gold[number % 4] = True
         rows[:4, 0] += 5.0  # the gold runbook stands out on feature 0, in every section
         rows[gold, 2] += 3.0  # the gold section stands out among its siblings on feature 2
-        cases.append(RankingCase(f"q{number}", rows, gold, documents, f"t{number % 3}"))
+        cases.append(case(number, rows, gold, documents, f"t{number % 3}"))
     section_weights = fit_sections(cases, l2=1.0)
     assert int(np.argmax(section_weights)) == 2
     # A first order that tells runbooks apart only: the section weights pick the section.
@@ -211,3 +222,84 @@ def test_logistic_fit_separates_and_the_threshold_keeps_the_asked_coverage() -> 
     threshold = choose_threshold(probabilities, y, min_coverage=0.95)
     assert (probabilities[y == 1] >= threshold).mean() >= 0.95
     assert (probabilities[y == 0] < threshold).mean() >= 0.9
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["TODO", "* N/A", "NA", "Same as above.", "See [below](#too-many-shards)", "TBD: fill in", ""],
+)
+def test_placeholder_sections_are_recognised(content: str) -> None:
+    assert is_placeholder(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Fix rules.",
+        "None.",
+        "Service degradation or unavailability.",
+        "TODO: page the database owner, then restart the primary and watch replication",
+        "```shell\n$ chef-client-enable\n```",
+        "ノードを再起動します",
+    ],
+)
+def test_terse_sections_that_say_something_are_not_placeholders(content: str) -> None:
+    assert not is_placeholder(content)
+
+
+def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
+    document = "kube-state-metrics/KubeStateMetricsShardsMissing"
+    found = [
+        chunk(1, document, "Mitigation", vector=1, keyword=1, content="TODO"),
+        chunk(2, document, "Diagnosis", vector=2, keyword=2, content="Check the shard logs."),
+        chunk(3, "other/Runbook", "Meaning", vector=3, keyword=3, content="Something else."),
+    ]
+    ranked = fuse(found, ScopeHints(), "shards are missing", term_df={}, tenant_chunks=10)
+    assert [e.chunk_id for e in ranked] == [2, 3, 1]
+    assert "placeholder" in ranked[-1].hit_reasons
+    assert [e.score for e in ranked] == sorted((e.score for e in ranked), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("headings", "kind"),
+    [
+        (("Meaning", "Disable this alert entirely"), "mitigation"),
+        (("Diagnosis", "Slow disk"), "diagnosis"),
+        (("Mitigation", "Purge volume"), "mitigation"),
+        (("Meaning", "Check for slow queries"), "diagnosis"),
+    ],
+)
+def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
+    headings: tuple[str, ...], kind: str
+) -> None:
+    section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
+    assert section_intents(section) == {kind}
+
+
+def test_content_length_is_the_chunks_words_against_the_longest_candidate() -> None:
+    found = [
+        chunk(1, "a", "Mitigation", vector=1, keyword=None, content="Restart it."),
+        chunk(2, "b", "Mitigation", vector=2, keyword=None, content=" ".join(["step"] * 40)),
+    ]
+    rows = candidate_features(found, ScopeHints(), "restart", term_df={}, tenant_chunks=10)
+    column = FEATURES.index("content_length")
+    assert rows[1][column] == 1.0
+    assert 0.0 < rows[0][column] < 0.5
+
+
+def test_the_first_order_never_reads_a_section_only_feature() -> None:
+    rng = np.random.default_rng(11)
+    column = FEATURES.index("content_length")
+    cases = []
+    for number in range(30):
+        rows = rng.normal(size=(8, len(FEATURES)))
+        gold = np.zeros(8, dtype=bool)
+        gold[number % 8] = True
+        rows[gold, column] += 5.0  # the gold row is the longest, and nothing else tells
+        cases.append(case(number, rows, gold, tuple(f"d{i}" for i in range(8)), "t"))
+    assert fit_ranking(cases, l2=1.0)[column] == 0.0
+    assert fit_sections(cases, l2=1.0)[column] == 0.0  # no siblings: nothing to learn there
+    same_runbook = [
+        RankingCase(c.question_id, c.rows, c.gold, ("r",) * 8, "t", c.placeholder) for c in cases
+    ]
+    assert int(np.argmax(fit_sections(same_runbook, l2=1.0))) == column

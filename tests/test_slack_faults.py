@@ -198,6 +198,7 @@ class BrokenEmbedder:
     def __init__(self, like: FastEmbedder) -> None:
         self.model_id = like.model_id
         self.dim = like.dim
+        self.ordinary_words = like.ordinary_words
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         raise EmbeddingError("embedding failed: RuntimeException")
