@@ -37,6 +37,8 @@ class OrdinaryWords:
             # Single words only: the model's own padding and truncation would add tokens.
             tokenizer.no_padding()
             tokenizer.no_truncation()
+        # Per instance: questions repeat their words, and one tokenizer call is not free.
+        self._known = lru_cache(maxsize=16384)(self._kept_whole)
 
     @classmethod
     def from_model_dir(cls, model_dir: Path) -> OrdinaryWords:
@@ -50,8 +52,7 @@ class OrdinaryWords:
     def __contains__(self, word: object) -> bool:
         return isinstance(word, str) and self._known(word.lower())
 
-    @lru_cache(maxsize=16384)  # noqa: B019 (one instance per loaded model, kept for its life)
-    def _known(self, word: str) -> bool:
+    def _kept_whole(self, word: str) -> bool:
         if self._tokenizer is None or not word.isalpha():
             return False
         pieces = self._tokenizer.encode(word, add_special_tokens=False).tokens

@@ -82,6 +82,7 @@ def fuse(
     intents = question_intents(question)
     scored = []
     section_scores = {}
+    placeholder = {}
     for item, row in zip(found, rows, strict=True):
         reasons = []
         if item.vector_rank is not None:
@@ -91,7 +92,8 @@ def fuse(
         matched_intents = intents & section_intents(item)
         if matched_intents:
             reasons.append("intent:" + ",".join(sorted(matched_intents)))
-        if is_placeholder(item.content):
+        placeholder[item.chunk_id] = is_placeholder(item.content)
+        if placeholder[item.chunk_id]:
             reasons.append("placeholder")
         scored.append(
             replace(
@@ -105,7 +107,7 @@ def fuse(
     order = sections_in_place(
         [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
     )
-    order = placeholders_last(order, [is_placeholder(e.content) for e in scored])
+    order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
         replace(scored[moved], score=scored[place].score) for place, moved in enumerate(order)
