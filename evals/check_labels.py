@@ -36,6 +36,8 @@ TENANT_ROOTS = {
     "openshift": EVALS / "collections/openshift/alerts",
     "gitlab": EVALS / "collections/gitlab",
     "ibmcloud": EVALS / "collections/mt-rag-cloud/corpus",
+    "etcd": EVALS / "collections/etcd/docs",
+    "istio": EVALS / "collections/istio/docs",
     # Held-out tenants (evals/holdout/): report-only, never tuned on.
     "rook": EVALS / "collections/rook/docs",
     "cortex": EVALS / "collections/cortex/docs",

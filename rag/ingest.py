@@ -17,9 +17,11 @@ from pathlib import Path
 from rag.embedding import Embedder
 from rag.ingest_embed import PendingDocument, embed_text, embedded_groups, prepare_document
 from rag.ingest_guard import documents_to_prune, hold_tenant_locks
+from rag.ingest_relabel import relabel_document
 from rag.ingest_report import IngestFailure, IngestLimits, IngestReport, IngestSkip
 from rag.ingest_scan import load_stored_state, scan_tenant
 from rag.ingest_write import ensure_tenant, retire_documents, write_version
+from rag.markdown import PARSE_REVISION
 from rag.partitions import rebalance_due
 from rag.sources import discover_tenants, linked_tenant_folders
 from rag.staleness import record_update_dates
@@ -71,6 +73,21 @@ async def ingest_path(
             await ensure_tenant(store, folder.tenant)
             stored = await load_stored_state(store, folder.tenant)
             scan = await asyncio.to_thread(scan_tenant, folder, stored, embedder.model_id, limits)
+            relabelled = 0
+            for source in scan.relabel:
+                version = stored[source.document_id].version
+                if await relabel_document(store, folder.tenant, source, version, limits):
+                    relabelled += 1
+                else:
+                    scan.unchanged -= 1
+                    scan.changed.append(source)
+            if relabelled:
+                logger.info(
+                    "%s: heading paths of %d documents brought up to parse revision %d",
+                    folder.tenant,
+                    relabelled,
+                    PARSE_REVISION,
+                )
             total_files += scan.files
             report.unchanged += scan.unchanged
             report.failed.extend(scan.failed)

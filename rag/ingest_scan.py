@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from rag.errors import IngestFileError, IngestFileSkipped
 from rag.ingest_report import IngestFailure, IngestLimits, IngestSkip
+from rag.markdown import PARSE_REVISION
 from rag.sources import (
     SourceFile,
     TenantFolder,
@@ -18,7 +19,7 @@ from rag.store import Store
 
 _CURRENT_STATE = """
 SELECT DISTINCT ON (document_id)
-       document_id, version, sha256, embedding_model, superseded, source_path
+       document_id, version, sha256, embedding_model, superseded, source_path, parse_revision
 FROM documents WHERE tenant_id = %(tenant)s
 ORDER BY document_id, version DESC
 """
@@ -31,6 +32,7 @@ class StoredVersion:
     embedding_model: str
     superseded: bool
     source_path: str
+    parse_revision: int
 
 
 @dataclass
@@ -44,6 +46,9 @@ class TenantScan:
     files: int = 0
     unchanged: int = 0
     changed: list[SourceFile] = field(default_factory=list)
+    # Same bytes and model, but stored by an older parser: their heading paths are brought up to
+    # date in place (``rag.ingest_relabel``); counted as unchanged.
+    relabel: list[SourceFile] = field(default_factory=list)
     failed: list[IngestFailure] = field(default_factory=list)
     skipped: list[IngestSkip] = field(default_factory=list)
     seen_ids: set[str] = field(default_factory=set)
@@ -91,6 +96,7 @@ def scan_tenant(
                 known is not None
                 and known[1].sha256 == content_sha256(raw)
                 and known[1].embedding_model == model_id
+                and known[1].parse_revision == PARSE_REVISION
                 and known[0] not in owners
             ):
                 # Fast path: same bytes at the same path as the current version; no parse.
@@ -123,6 +129,8 @@ def scan_tenant(
             and previous.superseded == retired
         ):
             scan.unchanged += 1
+            if previous.parse_revision != PARSE_REVISION:
+                scan.relabel.append(source)
         else:
             scan.changed.append(source)
     return scan

@@ -11,6 +11,7 @@ from typing import Any
 from rag.embedding import Embedder, Vectors
 from rag.ingest_embed import PendingDocument
 from rag.ingest_report import IngestReport
+from rag.markdown import PARSE_REVISION
 from rag.store import Store
 
 _SUPERSEDE_DOCUMENT = """
@@ -25,10 +26,11 @@ WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s AND NOT supersede
 
 _INSERT_DOCUMENT = """
 INSERT INTO documents (tenant_id, document_id, version, sha256, source_path, title, service,
-                       tags, owner, url, updated, superseded, superseded_by, embedding_model)
+                       tags, owner, url, updated, superseded, superseded_by, embedding_model,
+                       parse_revision)
 SELECT %(tenant)s, %(document_id)s, coalesce(max(version), 0) + 1, %(sha256)s, %(source_path)s,
        %(title)s, %(service)s, %(tags)s, %(owner)s, %(url)s, %(updated)s, %(retired)s,
-       %(superseded_by)s, %(embedding_model)s
+       %(superseded_by)s, %(embedding_model)s, %(parse_revision)s
 FROM documents WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s
 RETURNING version
 """
@@ -92,6 +94,7 @@ async def write_version(
         "retired": retired,
         "superseded_by": meta.superseded_by,
         "embedding_model": embedder.model_id,
+        "parse_revision": PARSE_REVISION,
     }
     async with store.pool.connection() as conn, conn.transaction():
         # Serialise writers of one document so version numbers never collide.

@@ -24,6 +24,11 @@ _INLINE = MarkdownIt("commonmark")
 
 _BLANK_LINES_AT_START = re.compile(r"\A(?:[ \t]*\n)+")
 
+# How the sections of a stored document were cut, so ingestion can bring documents stored by an
+# older parser up to date without re-embedding them (``rag.ingest_relabel``). 2: a runbook
+# without a level-1 heading has its title at the root of every section's heading path.
+PARSE_REVISION = 2
+
 
 @dataclass(frozen=True)
 class _Heading:
@@ -47,7 +52,13 @@ def parse_runbook(text: str, *, fallback_title: str) -> ParsedRunbook:
     headings = list(_find_headings(tokens, env))
     first_h1 = next((h.text for h in headings if h.level == 1 and h.text), None)
     title = (frontmatter.title or "").strip() or first_h1 or fallback_title
-    sections = _cut_sections(body.split("\n"), headings, _code_lines(tokens), title=title)
+    # Without a level-1 heading (a Hugo page: front-matter title, sections from `##`) the title
+    # is the root of every breadcrumb, as an H1 would be: the ranker and the answer read a path's
+    # first entry as the runbook's name and the rest as its sections.
+    root = () if first_h1 is not None else (title,)
+    sections = _cut_sections(
+        body.split("\n"), headings, _code_lines(tokens), title=title, root=root
+    )
     if not sections:
         raise RunbookFormatError("empty runbook" if not headings else "no text under any heading")
     return ParsedRunbook(
@@ -147,7 +158,12 @@ def _code_lines(tokens: Sequence[Token]) -> frozenset[int]:
 
 
 def _cut_sections(
-    lines: list[str], headings: list[_Heading], code_lines: frozenset[int], *, title: str
+    lines: list[str],
+    headings: list[_Heading],
+    code_lines: frozenset[int],
+    *,
+    title: str,
+    root: tuple[str, ...],
 ) -> list[Section]:
     spans: list[tuple[tuple[str, ...], int, int, bool]] = []
     stack: list[tuple[int, str]] = []
@@ -158,7 +174,7 @@ def _cut_sections(
         stack = [entry for entry in stack if entry[0] < heading.level]
         if heading.text:
             stack.append((heading.level, heading.text))
-        path = tuple(text for _, text in stack) or (title,)
+        path = (*root, *(text for _, text in stack)) or (title,)
         start, nested = heading.body_line, heading.nested
     spans.append((path, start, len(lines), nested))
     sections: list[Section] = []

@@ -276,3 +276,96 @@ async def test_ingesting_with_another_model_re_embeds_every_document(
             (unique_tenant,),
         )
         assert await cur.fetchall() == [(embedder.model_id, embedder.dim)]
+
+
+# A Hugo page: front-matter title, sections from `##`, no level-1 heading.
+HUGO_PAGE = """---
+title: Networking problems
+---
+Techniques for common traffic problems.
+
+## Requests are rejected by Envoy
+Inspect the sidecar's access log for the response flag: `NR` means no route is configured.
+
+## 503 errors after setting a destination rule
+Check that the destination rule's TLS mode matches the mesh's mutual TLS setting.
+"""
+
+# What a parser before PARSE_REVISION 2 stored: a section's path without the title at its root.
+_STORE_AS_REVISION_1 = (
+    "UPDATE chunks SET heading_path = heading_path[2:] "
+    "WHERE tenant_id = %(tenant)s AND cardinality(heading_path) > 1",
+    "UPDATE documents SET parse_revision = 1 WHERE tenant_id = %(tenant)s",
+)
+
+
+async def stored_revisions(store: Store, tenant: str) -> list[tuple[str, int, int]]:
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT document_id, version, parse_revision FROM documents "
+            "WHERE tenant_id = %s ORDER BY document_id, version",
+            (tenant,),
+        )
+        return [tuple(row) for row in await cur.fetchall()]
+
+
+async def test_a_document_stored_by_an_older_parser_gets_its_heading_paths_without_re_embedding(
+    store: Store, limits: IngestLimits, unique_tenant: str, tmp_path: Path
+) -> None:
+    write(tmp_path, "mesh/network-issues.md", HUGO_PAGE)
+    embedder = HashEmbedder()
+    await ingest_path(store, embedder, tmp_path, tenant=unique_tenant, prune=False, limits=limits)
+    current = await current_chunks(store, unique_tenant)
+    assert [path for _, _, path, _ in current] == [
+        ["Networking problems"],
+        ["Networking problems", "Requests are rejected by Envoy"],
+        ["Networking problems", "503 errors after setting a destination rule"],
+    ]
+    async with store.pool.connection() as conn:
+        for statement in _STORE_AS_REVISION_1:
+            await conn.execute(statement, {"tenant": unique_tenant})
+    assert (await current_chunks(store, unique_tenant))[1][2] == ["Requests are rejected by Envoy"]
+
+    report = await ingest_path(
+        store, embedder, tmp_path, tenant=unique_tenant, prune=False, limits=limits
+    )
+
+    assert (report.added, report.changed, report.unchanged, report.chunks_written) == (0, 0, 1, 0)
+    assert await current_chunks(store, unique_tenant) == current
+    assert await stored_revisions(store, unique_tenant) == [("mesh/network-issues", 1, 2)]
+    again = await ingest_path(
+        store, embedder, tmp_path, tenant=unique_tenant, prune=False, limits=limits
+    )
+    assert (again.unchanged, again.chunks_written) == (1, 0)
+
+
+async def test_an_older_document_whose_chunks_the_parser_now_cuts_differently_is_ingested_again(
+    store: Store, limits: IngestLimits, unique_tenant: str, tmp_path: Path
+) -> None:
+    write(tmp_path, "mesh/network-issues.md", HUGO_PAGE)
+    embedder = HashEmbedder()
+    await ingest_path(store, embedder, tmp_path, tenant=unique_tenant, prune=False, limits=limits)
+    async with store.pool.connection() as conn:
+        for statement in _STORE_AS_REVISION_1:
+            await conn.execute(statement, {"tenant": unique_tenant})
+        await conn.execute(
+            "UPDATE chunks SET content = content || ' (cut by an older parser)' "
+            "WHERE tenant_id = %s AND ordinal = 2",
+            (unique_tenant,),
+        )
+
+    report = await ingest_path(
+        store, embedder, tmp_path, tenant=unique_tenant, prune=False, limits=limits
+    )
+
+    assert (report.changed, report.unchanged, report.chunks_written) == (1, 0, 3)
+    assert await stored_revisions(store, unique_tenant) == [
+        ("mesh/network-issues", 1, 1),
+        ("mesh/network-issues", 2, 2),
+    ]
+    current = await current_chunks(store, unique_tenant)
+    assert [path for _, _, path, _ in current][1] == [
+        "Networking problems",
+        "Requests are rejected by Envoy",
+    ]
+    assert not any("older parser" in content for _, _, _, content in current)

@@ -151,6 +151,30 @@ def test_preamble_becomes_a_section_under_the_title_when_the_file_has_headings()
     assert runbook.sections[0].text == "Read this first."
 
 
+def test_a_page_without_an_h1_has_its_title_at_the_root_of_every_heading_path() -> None:
+    runbook = parse(
+        """\
+        ---
+        title: Networking problems
+        ---
+        Techniques for common problems.
+
+        ## Requests are rejected by Envoy
+        a
+        ### Response flags
+        b
+        ## 503 errors after a destination rule
+        c
+        """
+    )
+    assert paths(runbook) == [
+        ("Networking problems",),
+        ("Networking problems", "Requests are rejected by Envoy"),
+        ("Networking problems", "Requests are rejected by Envoy", "Response flags"),
+        ("Networking problems", "503 errors after a destination rule"),
+    ]
+
+
 def test_a_file_without_headings_is_one_section_with_an_empty_path() -> None:
     runbook = parse("Just a note.\n\nAnother paragraph.\n")
     assert not runbook.has_headings
