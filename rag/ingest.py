@@ -79,7 +79,6 @@ async def ingest_path(
                 if await relabel_document(store, folder.tenant, source, version, limits):
                     relabelled += 1
                 else:
-                    scan.unchanged -= 1
                     scan.changed.append(source)
             if relabelled:
                 logger.info(
@@ -89,7 +88,7 @@ async def ingest_path(
                     PARSE_REVISION,
                 )
             total_files += scan.files
-            report.unchanged += scan.unchanged
+            report.unchanged += scan.unchanged + relabelled
             report.failed.extend(scan.failed)
             report.skipped.extend(scan.skipped)
             if prune:

@@ -47,7 +47,7 @@ class TenantScan:
     unchanged: int = 0
     changed: list[SourceFile] = field(default_factory=list)
     # Same bytes and model, but stored by an older parser: their heading paths are brought up to
-    # date in place (``rag.ingest_relabel``); counted as unchanged.
+    # date in place (``rag.ingest_relabel``), after which they count as unchanged.
     relabel: list[SourceFile] = field(default_factory=list)
     failed: list[IngestFailure] = field(default_factory=list)
     skipped: list[IngestSkip] = field(default_factory=list)
@@ -128,8 +128,9 @@ def scan_tenant(
             and previous.embedding_model == model_id
             and previous.superseded == retired
         ):
-            scan.unchanged += 1
-            if previous.parse_revision != PARSE_REVISION:
+            if previous.parse_revision == PARSE_REVISION:
+                scan.unchanged += 1
+            else:
                 scan.relabel.append(source)
         else:
             scan.changed.append(source)
