@@ -104,7 +104,7 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
             async with store.pool.connection() as conn:
                 cur = await conn.execute("SELECT bot FROM slack_bots WHERE team_id = 'T_OAUTH'")
                 [(sealed,)] = await cur.fetchall()
-            assert "xox" not in str(sealed)
+            assert "xoxb-T_OAUTH-rotated" not in str(sealed)
             assert CIPHER.open(sealed)["bot_token"] == "xoxb-T_OAUTH-rotated"
 
             await sender.event({"type": "app_uninstalled"}, team_id="T_OAUTH")
