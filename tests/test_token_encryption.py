@@ -70,8 +70,8 @@ async def test_stored_tokens_are_not_readable_in_the_table(store: Store) -> None
     rows = await raw_rows(store, team)
     # Only whole token values are checked: a three-letter fragment such as "xox" turns up in
     # base64 ciphertext by chance about once in a few hundred runs.
-    sealed = installation(team)
-    plaintexts = [sealed.bot_token, sealed.bot_refresh_token, sealed.user_token]
+    saved = installation(team)
+    plaintexts = [saved.bot_token, saved.bot_refresh_token, saved.user_token]
     assert not [token for token in plaintexts if token and token in rows]
     assert "-secret-" not in rows and '"sealed"' in rows
     found = await installations.async_find_installation(enterprise_id=None, team_id=team)
