@@ -15,6 +15,7 @@ from markdown_it.token import Token
 from pydantic import ValidationError
 
 from rag.errors import EmptyRunbookError, RunbookFormatError
+from rag.heading_paths import HeadingPaths, title_and_root
 from rag.noise import strip_noise
 from rag.runbook import Frontmatter, ParsedRunbook, Section
 
@@ -51,11 +52,11 @@ def parse_runbook(text: str, *, fallback_title: str) -> ParsedRunbook:
     tokens = _BLOCKS.parse(body, env)
     headings = list(_find_headings(tokens, env))
     first_h1 = next((h.text for h in headings if h.level == 1 and h.text), None)
-    title = (frontmatter.title or "").strip() or first_h1 or fallback_title
     # Without a level-1 heading (a Hugo page: front-matter title, sections from `##`) the title
-    # is the root of every breadcrumb, as an H1 would be: the ranker and the answer read a path's
-    # first entry as the runbook's name and the rest as its sections.
-    root = () if first_h1 is not None else (title,)
+    # is the root of every breadcrumb, as an H1 would be.
+    title, root = title_and_root(
+        metadata_title=frontmatter.title, first_h1=first_h1, fallback_title=fallback_title
+    )
     sections = _cut_sections(
         body.split("\n"), headings, _code_lines(tokens), title=title, root=root
     )
@@ -166,15 +167,12 @@ def _cut_sections(
     root: tuple[str, ...],
 ) -> list[Section]:
     spans: list[tuple[tuple[str, ...], int, int, bool]] = []
-    stack: list[tuple[int, str]] = []
+    paths = HeadingPaths(title=title, root=root)
     path: tuple[str, ...] = (title,) if headings else ()
     start, nested = 0, False
     for heading in headings:
         spans.append((path, start, heading.first_line, nested))
-        stack = [entry for entry in stack if entry[0] < heading.level]
-        if heading.text:
-            stack.append((heading.level, heading.text))
-        path = (*root, *(text for _, text in stack)) or (title,)
+        path = paths.enter(heading.level, heading.text)
         start, nested = heading.body_line, heading.nested
     spans.append((path, start, len(lines), nested))
     sections: list[Section] = []
