@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rag.errors import RunbookFormatError
+from rag.formats.asciidoc import parse_asciidoc
 from rag.formats.html import parse_confluence_storage, parse_html
+from rag.formats.rst import parse_rst
 from rag.markdown import parse_runbook
 from rag.runbook import ParsedRunbook
 
 _READERS: dict[str, Callable[..., ParsedRunbook]] = {
     ".md": parse_runbook,
     ".markdown": parse_runbook,
+    ".rst": parse_rst,
+    ".adoc": parse_asciidoc,
     ".html": parse_html,
     ".htm": parse_html,
 }

@@ -105,15 +105,6 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def labelled(label: str, blocks: Sequence[Block]) -> list[Block]:
-    """Blocks of a note, warning or panel: the label leads the first paragraph, or stands alone."""
-    if not label:
-        return list(blocks)
-    if blocks and not blocks[0].item and not blocks[0].text.startswith(("`", "~", "|")):
-        return [Block(f"{label}: {blocks[0].text}"), *blocks[1:]]
-    return [Block(f"{label}:"), *blocks]
-
-
 def assemble(
     events: Iterable[Event],
     *,

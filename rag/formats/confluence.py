@@ -119,8 +119,7 @@ def _link_text(walker: HtmlWalker, link: etree._Element) -> str:
     if rich is not None:
         inner = type(walker)(in_cell=True)
         inner.walk_children(rich)
-        inner.flush()
-        text = " ".join(event.text for event in inner.events if isinstance(event, Block))
+        text = inner.cell_text()
         if text:
             return text
     plain = _child(link, "ac:plain-text-link-body")

@@ -9,20 +9,12 @@ paragraph) still comes out in document order. Confluence's ``ac:`` elements are 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from lxml import etree
 
 from rag.formats import confluence
-from rag.formats.blocks import (
-    Block,
-    Event,
-    Heading,
-    clean_prose,
-    fenced_code,
-    inline_code,
-    table_block,
-)
+from rag.formats.blocks import Block, clean_prose, inline_code, table_block
+from rag.formats.writer import EventWriter
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 BLOCK_TAGS = frozenset(
@@ -64,33 +56,8 @@ _PLAIN_TAGS = frozenset(
 _LANGUAGE_CLASS = re.compile(r"(?:^|\s)(?:language-|lang-|brush:\s*)([\w+#.-]+)")
 
 
-@dataclass
-class _ListState:
-    ordered: bool
-    indent: str
-    count: int = 0
-
-
-@dataclass
-class _Item:
-    marker: str
-    indent: str
-    started: bool = False
-
-
-class HtmlWalker:
-    """Collects the events of one tree; ``in_cell`` renders code inline, as a table cell must."""
-
-    def __init__(self, *, in_cell: bool = False) -> None:
-        self.events: list[Event] = []
-        self.in_cell = in_cell
-        self._inline: list[str] = []
-        self._heading_level = 0
-        self._lists: list[_ListState] = []
-        self._items: list[_Item] = []
-        self._label: str | None = None
-
-    # --- the walk -------------------------------------------------------------------------
+class HtmlWalker(EventWriter):
+    """Walks an HTML tree (``ac:`` elements through ``rag.formats.confluence``) into events."""
 
     def walk_children(self, element: etree._Element) -> None:
         self.text(element.text)
@@ -106,12 +73,11 @@ class HtmlWalker:
         elif tag in DROPPED_TAGS:
             return
         elif tag in HEADINGS:
-            self.flush()
-            self._heading_level = HEADINGS[tag]
+            self.begin_heading(HEADINGS[tag])
             self.walk_children(element)
             self.flush()
         elif tag == "br":
-            self._inline.append("\n")
+            self.inline("\n")
         elif tag == "pre" and not _holds_blocks(element):
             self.code(_text_of(element), _language(element))
         elif tag in _CODE_TAGS and not _holds_blocks(element):
@@ -131,86 +97,22 @@ class HtmlWalker:
         else:
             self.walk_children(element)
 
-    def text(self, text: str | None) -> None:
-        if text:
-            self._inline.append(text.replace("\n", " "))
-
-    def inline(self, text: str) -> None:
-        if text:
-            self._inline.append(text)
-
-    # --- blocks ---------------------------------------------------------------------------
-
-    def flush(self) -> None:
-        """End the prose gathered so far: a heading's text, a list item's or a paragraph."""
-        if not self._inline and not self._heading_level:
-            return
-        raw = "".join(self._inline)
-        self._inline = []
-        level, self._heading_level = self._heading_level, 0
-        if level:
-            self.events.append(Heading(level, " ".join(clean_prose(raw).split())))
-            return
-        text = clean_prose(raw)
-        if not text:
-            return
-        if self._items:
-            item = self._items[-1]
-            first = item.indent + (item.marker if not item.started else " " * len(item.marker))
-            rest = item.indent + " " * len(item.marker)
-            item.started = True
-            lines = text.split("\n")
-            self.events.append(
-                Block("\n".join([first + lines[0], *(rest + x for x in lines[1:])]), item=True)
-            )
-            return
-        if self._label is not None:
-            text, self._label = f"{self._label}: {text}", None
-        self.events.append(Block(text))
-
-    def emit(self, block: Block | None) -> None:
-        """Add a whole block (code, table) after the prose before it."""
-        self.flush()
-        if block is None:
-            return
-        if self._label is not None:
-            self.events.append(Block(f"{self._label}:"))
-            self._label = None
-        self.events.append(block)
-
-    def code(self, code: str, language: str = "") -> None:
-        if self.in_cell:
-            self.inline(inline_code(code))
-        elif code.strip():
-            self.emit(fenced_code(code, language))
-
     def labelled(self, label: str, body: etree._Element | None) -> None:
         """A note, warning or panel: its label leads the first paragraph of its body."""
-        self.flush()
-        self._label = label
+        self.begin_label(label)
         if body is not None:
             self.walk_children(body)
-        self.flush()
-        self._label = None
+        self.end_label()
 
     def list(self, element: etree._Element, *, ordered: bool) -> None:
-        self.flush()
-        parent = self._items[-1] if self._items else None
-        indent = parent.indent + " " * len(parent.marker) if parent is not None else ""
-        self._lists.append(_ListState(ordered=ordered, indent=indent))
+        self.begin_list(ordered=ordered)
         self.walk_children(element)
-        self.flush()
-        self._lists.pop()
+        self.end_list()
 
     def item(self, element: etree._Element) -> None:
-        self.flush()
-        state = self._lists[-1] if self._lists else _ListState(ordered=False, indent="")
-        state.count += 1
-        marker = f"{state.count}. " if state.ordered else "- "
-        self._items.append(_Item(marker=marker, indent=state.indent))
+        self.begin_item()
         self.walk_children(element)
-        self.flush()
-        self._items.pop()
+        self.end_item()
 
     def table(self, element: etree._Element) -> None:
         self.flush()
@@ -233,8 +135,7 @@ def _cell_text(cell: etree._Element) -> str:
         return clean_prose("".join(cell.itertext()).replace("\n", " "))
     walker = HtmlWalker(in_cell=True)
     walker.walk_children(cell)
-    walker.flush()
-    return " ".join(event.text for event in walker.events if isinstance(event, Block))
+    return walker.cell_text()
 
 
 def _text_of(element: etree._Element) -> str:
