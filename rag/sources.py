@@ -16,7 +16,7 @@ from rag.errors import (
     IngestFileSkipped,
     RunbookFormatError,
 )
-from rag.markdown import parse_runbook
+from rag.formats import parse_document, runbook_suffix
 from rag.runbook import ParsedRunbook
 
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -111,7 +111,8 @@ def list_runbook_files(folder: Path) -> list[Path]:
 
 
 def scan_folder(folder: Path) -> FolderListing:
-    """Every ``*.md`` under ``folder`` (hidden entries aside), without following any link.
+    """Every runbook file (``*.md``, ``*.rst``, ``*.adoc``, ``*.html`` …; ``RUNBOOK_SUFFIXES``)
+    under ``folder``, hidden entries aside, without following any link.
 
     Git keeps symbolic links, so whoever commits to one tenant's repository could otherwise
     link in another tenant's runbooks or any file of the host.
@@ -131,11 +132,11 @@ def scan_folder(folder: Path) -> FolderListing:
                 continue
             path = Path(entry.path)
             if entry.is_symlink():
-                if entry.name.endswith(".md") or entry.is_dir():
+                if runbook_suffix(entry.name) is not None or entry.is_dir():
                     listing.skipped.append(SkippedPath(path, SYMLINK_REASON))
             elif entry.is_dir(follow_symlinks=False):
                 pending.append(path)
-            elif entry.name.endswith(".md"):
+            elif runbook_suffix(entry.name) is not None:
                 listing.files.append(path)
     listing.files.sort()
     listing.skipped.sort(key=lambda skipped: skipped.path)
@@ -143,7 +144,9 @@ def scan_folder(folder: Path) -> FolderListing:
 
 
 def path_document_id(folder: Path, path: Path) -> str:
-    return path.relative_to(folder).with_suffix("").as_posix()
+    """The path relative to the tenant folder without its runbook suffix (``.md``, ``.rst`` …)."""
+    relative = path.relative_to(folder).as_posix()
+    return relative.removesuffix(runbook_suffix(path.name) or path.suffix)
 
 
 def read_runbook_file(root: Path, path: Path, *, max_bytes: int) -> tuple[bytes, str]:
@@ -198,10 +201,14 @@ def content_sha256(raw: bytes) -> str:
 
 
 def parse_source(folder: Path, path: Path, raw: bytes, text: str) -> SourceFile:
+    suffix = runbook_suffix(path.name) or path.suffix
     try:
-        runbook = parse_runbook(text.removeprefix("\ufeff"), fallback_title=path.stem)
+        runbook = parse_document(
+            text.removeprefix("\ufeff"), suffix=suffix, fallback_title=path.name[: -len(suffix)]
+        )
     except EmptyRunbookError as exc:
-        raise IngestFileSkipped(path, SECTION_PAGE_REASON) from exc
+        reason = SECTION_PAGE_REASON if suffix in (".md", ".markdown") else exc.reason
+        raise IngestFileSkipped(path, reason) from exc
     except RunbookFormatError as exc:
         raise IngestFileError(path, exc.reason) from exc
     return SourceFile(

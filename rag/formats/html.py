@@ -95,7 +95,8 @@ def _parse_tree(text: str) -> etree._Element:
         raise RunbookFormatError(f"unreadable HTML: {exc}") from exc
     for entry in parser.error_log:
         if entry.type_name == "ERR_RESOURCE_LIMIT":
-            raise RunbookFormatError(f"unreadable HTML: {entry.message}")
+            # libxml2 stops at 256 nested elements and would silently drop what lies deeper.
+            raise RunbookFormatError("unreadable HTML: elements nested too deeply")
     return root if root is not None else etree.Element("html")
 
 
