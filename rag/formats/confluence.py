@@ -117,6 +117,7 @@ def _walk_body(walker: HtmlWalker, body: etree._Element | None) -> None:
 def _link_text(walker: HtmlWalker, link: etree._Element) -> str:
     rich = _child(link, "ac:link-body")
     if rich is not None:
+        # A walker of the caller's own class (html_walk imports this module, not the reverse).
         inner = type(walker)(in_cell=True)
         inner.walk_children(rich)
         text = inner.cell_text()

@@ -78,7 +78,7 @@ def _walk(root: etree._Element) -> HtmlWalker:
 
 
 def _parse_tree(text: str) -> etree._Element:
-    source = unwrap_cdata(_XML_DECLARATION.sub("", text.removeprefix("\ufeff"), count=1))
+    source = _unwrap_cdata(_XML_DECLARATION.sub("", text.removeprefix("\ufeff"), count=1))
     if not source.strip():
         return etree.Element("html")
     parser = etree.HTMLParser(
@@ -100,7 +100,7 @@ def _parse_tree(text: str) -> etree._Element:
     return root if root is not None else etree.Element("html")
 
 
-def unwrap_cdata(text: str) -> str:
+def _unwrap_cdata(text: str) -> str:
     """Each ``<![CDATA[…]]>`` section as escaped text (an unclosed one runs to the end).
 
     A body holding a literal ``]]>`` is stored as two sections (``]]]]><![CDATA[>``), which
