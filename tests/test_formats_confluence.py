@@ -187,6 +187,12 @@ def test_panels_expands_tasks_layouts_and_fallbacks_keep_their_text_once(
     mitigation = {s.heading_path[-1]: s.text for s in by_title[payments].sections}["Mitigation"]
     assert "Warning: One pod at a time" in mitigation
     assert "Drain a single bad pod (4 steps)\n\n1. Find the pod" in mitigation
+    related = {s.heading_path[-1]: s.text for s in by_title[payments].sections}["Related"]
+    # Links to pages read as the page titles; the Jira macro is dropped.
+    assert related == (
+        "- Postgres failover (payments-db)\n- Restore payments-db to a point in time\n"
+        "- Post-incident review:"
+    )
     sms = next(t for t in by_title if t.startswith("Notifications"))
     text = "\n".join(s.text for s in by_title[sms].sections)
     assert text.count("We do not fail over for delays under 15 minutes") == 1
