@@ -23,6 +23,10 @@ logger = logging.getLogger(__name__)
 
 # The DEFAULT partition of ``chunks`` (hash-partitioned inside): every tenant without its own.
 SHARED_PARTITION = "chunks_shared"
+# How long a pool retries a lost connection (backing off 1, 2, 4… s) before it gives the slot
+# up; the next request then connects at once. psycopg_pool's 5 minutes would leave a pool up
+# to 16 s behind a database that came back (issue 27).
+RECONNECT_TIMEOUT_S = 2.0
 
 
 def start_embedded_server(pgdata: Path) -> str:
@@ -95,6 +99,7 @@ class Store:
             # A connection broken by a database restart is replaced at checkout instead of
             # failing a request, so service resumes by itself once the database is back.
             check=AsyncConnectionPool.check_connection,
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
             open=False,
             name="runbook",
         )

@@ -14,7 +14,7 @@ from bot.core.answer_facts import record_answer_facts
 from bot.core.answers_store import AnswerStore, Placement
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
-from rag import AskResult, RagService, Settings, Store, channel_service
+from rag import AskResult, RagService, Settings, Store, StoreError, channel_service
 
 # Postgres text cannot hold NUL, and UTF-8 cannot encode a lone surrogate (JSON may carry one
 # escaped, as ``\ud800``): either would fail the answer's INSERT and cost the asker their card.
@@ -43,6 +43,10 @@ class Conversation:
         question = storable(question)
         async with self.answer_slots:
             result = await self.service.ask(tenant, question, service=service)
+        if result.status == "error" and result.reason_code == StoreError.code:
+            # The database, not the question: the job waits for it and asks again, rather
+            # than store and show an error (or anything else) for a question never searched.
+            raise StoreError("the database did not answer the search")
         answer_id = await self.answers.save(
             result, question=question, service=service, placement=placement
         )

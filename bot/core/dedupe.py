@@ -61,12 +61,18 @@ class EventDeduper:
             return False
         # Claimed before the first await, so a concurrent copy in this process stops above.
         self._seen[key] = True
+        if self._queue is not None and self._queue.database.down:
+            # A known outage: hold at once rather than make Slack wait for a timeout.
+            logger.warning("claim of %s held: the database is down", key)
+            self._hold(key, job)
+            return False
         try:
             claimed = await self._claim_within(key, job)
         except (psycopg.OperationalError, TimeoutError) as exc:
             logger.warning("claim of %s held: %s", key, type(exc).__name__)
-            if self._queue is not None and job is not None:
-                self._queue.hold(lambda: self._claim_within(key, job), key=key)
+            if self._queue is not None:
+                self._queue.database.suspect()
+            self._hold(key, job)
             return False
         except psycopg.Error as exc:  # refused, not unreachable: holding it would not help
             logger.error("claim of %s refused by the database: %s", key, type(exc).__name__)
@@ -74,6 +80,10 @@ class EventDeduper:
         if claimed and job is not None and self._queue is not None:
             self._queue.new_work.set()
         return claimed
+
+    def _hold(self, key: str, job: JobRequest | None) -> None:
+        if self._queue is not None and job is not None:
+            self._queue.hold(lambda: self._claim_within(key, job), key=key)
 
     async def _claim_within(self, key: str, job: JobRequest | None) -> bool:
         async with asyncio.timeout(self._timeout_s):
