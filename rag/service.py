@@ -35,6 +35,7 @@ from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
 from rag.settings import Settings
 from rag.store import Store
+from rag.terms import without_references
 from rag.trace import TraceRecord, write_trace
 from rag.verify import verify_draft
 
@@ -154,7 +155,7 @@ class RagService:
             # A runbook named in another spelling (``kube-pod-crash-looping`` fires,
             # ``KubePodCrashLooping.md`` answers) or linked by ``runbook_url`` is named exactly.
             alert = replace(alert, runbook=catalog.runbook_named(alert.name, alert.runbook_url))
-        query = alert.search_text() if alert else question
+        query = alert.search_text() if alert else without_references(question)
         hints = catalog.hints_in(query, alert.name_in_tenant if alert else None)
         if service:
             hints = replace(hints, services=hints.services | {service})

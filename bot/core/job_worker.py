@@ -16,6 +16,7 @@ claiming; what the drain cancels is handed back to the queue at once, never drop
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
@@ -200,20 +201,20 @@ class JobWorker:
         return "done"
 
     async def _run_through_outages(self, job: Job, handler: JobHandler) -> None:
-        """``handler.run``, run again each time a database outage cut it short."""
-        waited = False
+        """``handler.run``, run again each time a database outage cut it short (as a re-run:
+        it looks for what the cut-off run posted)."""
         while True:
             try:
-                if waited and not await self.queue.heartbeat(job):
+                if job.resumed and not await self.queue.heartbeat(job):
                     raise _LeaseLost
                 await handler.run(job)
                 return
             except Exception as exc:
                 if not (unreachable(exc) and await self._database.confirm_down()):
                     raise
-            if not waited:
+            if not job.resumed:
                 logger.info("job %s waits for the database", job.job_id)
-            waited = True
+                job = dataclasses.replace(job, resumed=True)
             await self._database.until_up()
 
     async def _settle(self, write: Callable[[], Awaitable[None]]) -> None:

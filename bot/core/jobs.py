@@ -80,6 +80,9 @@ class Job:
     lease_token: uuid.UUID
     tenant_id: str | None
     answer_id: str | None
+    # Run again by the same claim after a database outage cut a run short: what that run
+    # posted may be there, exactly as for a re-run after a crash.
+    resumed: bool = False
 
     @property
     def tenant_key(self) -> str:
@@ -88,7 +91,7 @@ class Job:
 
     @property
     def rerun(self) -> bool:
-        return self.attempts > 1
+        return self.attempts > 1 or self.resumed
 
     @property
     def exhausted(self) -> bool:
