@@ -48,6 +48,9 @@ class DatabaseWatch:
         self._prober: asyncio.Task[None] | None = None
         self._suspicion: asyncio.Task[bool] | None = None
         self._on_recovery: list[Callable[[], None]] = []
+        # Outages seen so far: an error from a call that overlapped one (and failed only after
+        # the database was back) is the outage's, not the call's.
+        self.outages = 0
 
     @property
     def down(self) -> bool:
@@ -56,6 +59,13 @@ class DatabaseWatch:
     def on_recovery(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the loop) each time the database answers again."""
         self._on_recovery.append(callback)
+
+    async def outage_since(self, outages: int, exc: BaseException) -> bool:
+        """Whether ``exc``, raised by a call made when ``outages`` was the count, is an
+        outage's: one under way (confirmed by a probe now) or one that began since."""
+        if not unreachable(exc):
+            return False
+        return await self.confirm_down() or self.outages != outages
 
     async def confirm_down(self) -> bool:
         """After a database error: probe now. True (and watching for its return) when the
@@ -99,6 +109,7 @@ class DatabaseWatch:
         if self.down:
             return
         logger.warning("the database does not answer; work waits for it")
+        self.outages += 1
         self._up.clear()
         self._prober = asyncio.create_task(self._watch_for_return(), name="database-watch")
 

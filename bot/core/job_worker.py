@@ -204,13 +204,14 @@ class JobWorker:
         """``handler.run``, run again each time a database outage cut it short (as a re-run:
         it looks for what the cut-off run posted)."""
         while True:
+            outages = self._database.outages
             try:
                 if job.resumed and not await self.queue.heartbeat(job):
                     raise _LeaseLost
                 await handler.run(job)
                 return
             except Exception as exc:
-                if not (unreachable(exc) and await self._database.confirm_down()):
+                if not await self._database.outage_since(outages, exc):
                     raise
             if not job.resumed:
                 logger.info("job %s waits for the database", job.job_id)
@@ -220,11 +221,12 @@ class JobWorker:
     async def _settle(self, write: Callable[[], Awaitable[None]]) -> None:
         """The worker's own write of a job's fate, through an outage if one is under way."""
         while True:
+            outages = self._database.outages
             try:
                 await write()
                 return
             except Exception as exc:
-                if not (unreachable(exc) and await self._database.confirm_down()):
+                if not await self._database.outage_since(outages, exc):
                     raise
             await self._database.until_up()
 
