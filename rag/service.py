@@ -100,7 +100,17 @@ class RagService:
                 embedder.model_id,
             )
 
-    async def ask(self, tenant: str, question: str, *, service: str | None = None) -> AskResult:
+    async def ask(
+        self,
+        tenant: str,
+        question: str,
+        *,
+        service: str | None = None,
+        trace_unanswered: bool = True,
+    ) -> AskResult:
+        """The pipeline's outcome, traced; ``trace_unanswered=False`` leaves no trace of a
+        question that was not answered (the bot says nothing to a silent follow-up, and keeps
+        nothing of it either)."""
         started = time.perf_counter()
         trace_id = str(uuid.uuid4())
         retrieval: Retrieval | None = None
@@ -120,7 +130,8 @@ class RagService:
         self.metrics.ask_seconds.labels(result.status).observe(result.timings_ms["total"] / 1000)
         if result.status == "abstained" and result.reason_code:
             self.metrics.abstentions.labels(result.reason_code).inc()
-        await self._trace(trace_id, question, result, retrieval)
+        if trace_unanswered or result.status == "answered":
+            await self._trace(trace_id, question, result, retrieval)
         return result
 
     def check_question(self, question: str) -> str:
