@@ -3,7 +3,7 @@
 A delivery's key (a Slack ``event_id`` or trigger id, a Teams conversation and activity id) is
 claimed set-if-absent in Postgres (shared by every replica), with an in-process TTL cache in
 front so local retries and concurrent copies never reach the database. The delivery's job, if it
-has one, is queued in the same transaction: a claim and its work are never apart.
+has one, is queued in the same statement: a claim and its work are never apart.
 
 Claims use the queue's own small pool under a short timeout, so a busy answer pool never holds
 an ack past Slack's 3 s. If the database does not take the claim in time, the delivery is
@@ -55,8 +55,11 @@ class EventDeduper:
         self._timeout_s = queue.settings.intake_timeout_s if queue else _CLAIM_TIMEOUT_S
 
     async def first_delivery(self, key: str, job: JobRequest | None = None) -> bool:
-        """Claim ``key`` (and queue ``job`` with it). False for a copy already claimed, and
-        for one whose claim is held because the database did not answer in time."""
+        """Claim ``key`` (and queue ``job``, whose dedupe key it is, with it). False for a copy
+        already claimed, and for one whose claim is held because the database did not answer
+        in time."""
+        if job is not None and job.dedupe_key != key:
+            raise ValueError(f"job {job.dedupe_key!r} queued under another delivery key {key!r}")
         if key in self._seen:
             return False
         # Claimed before the first await, so a concurrent copy in this process stops above.
@@ -94,15 +97,20 @@ class EventDeduper:
             async with self._store.pool.connection(timeout=self._timeout_s) as conn:
                 return await self._claim_on(conn, key)
         async with self._queue.intake() as conn:
-            claimed = await self._claim_on(conn, key)
-            if claimed and job is not None:
-                await self._queue.insert(conn, job)
-        return claimed
+            if job is None:
+                return await self._claim_on(conn, key)
+            # The job's key is the delivery's: one statement claims it and queues the job.
+            claimed = await self._queue.insert(conn, job)
+            await self._count_claim(conn)
+            return claimed
 
     async def _claim_on(self, conn: AnyConnection, key: str) -> bool:
         cur = await conn.execute(_CLAIM, {"event_id": key})
         claimed = await cur.fetchone() is not None
+        await self._count_claim(conn)
+        return claimed
+
+    async def _count_claim(self, conn: AnyConnection) -> None:
         self._claims += 1
         if self._claims % _PRUNE_EVERY == 0:
             await conn.execute(_PRUNE)
-        return claimed

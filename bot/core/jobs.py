@@ -106,19 +106,27 @@ class QueueStats:
     oldest_age_s: float
 
 
-# The tenant is resolved here, in the same statement, as ``rag.find_tenant`` and
-# ``find_teams_tenant`` would: no round trip is added before the ack. NULL when not connected.
+# One statement, one round trip, atomic in autocommit: the delivery's dedupe claim
+# (``events_seen``, as ``bot.core.dedupe`` claims a key) and its job, queued only if the claim is
+# new. The tenant is resolved in the same statement, as ``rag.find_tenant`` and
+# ``find_teams_tenant`` would (NULL when not connected): nothing is added before the ack.
 _INSERT = """
+WITH claimed AS (
+    INSERT INTO events_seen (event_id) VALUES (%(dedupe_key)s)
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING event_id
+)
 INSERT INTO jobs (job_id, kind, dedupe_key, payload, max_attempts, deadline_at, tenant_id)
-VALUES (%(job_id)s, %(kind)s, %(dedupe_key)s, %(payload)s, %(max_attempts)s,
-        now() + make_interval(secs => %(deadline_s)s),
-        coalesce(
-            %(tenant)s::text,
-            (SELECT tenant_id FROM workspaces
-             WHERE (enterprise_id = %(enterprise)s AND team_id = %(team)s)
-                OR (%(enterprise)s <> '' AND enterprise_id = %(enterprise)s AND team_id = '*')
-             ORDER BY team_id = '*' LIMIT 1),
-            (SELECT tenant_id FROM teams_tenants WHERE aad_tenant_id = %(aad_tenant)s)))
+SELECT %(job_id)s, %(kind)s, claimed.event_id, %(payload)s, %(max_attempts)s,
+       now() + make_interval(secs => %(deadline_s)s),
+       coalesce(
+           %(tenant)s::text,
+           (SELECT tenant_id FROM workspaces
+            WHERE (enterprise_id = %(enterprise)s AND team_id = %(team)s)
+               OR (%(enterprise)s <> '' AND enterprise_id = %(enterprise)s AND team_id = '*')
+            ORDER BY team_id = '*' LIMIT 1),
+           (SELECT tenant_id FROM teams_tenants WHERE aad_tenant_id = %(aad_tenant)s))
+FROM claimed
 ON CONFLICT (dedupe_key) DO NOTHING
 RETURNING job_id
 """
@@ -252,12 +260,13 @@ class JobQueue:
 
     @asynccontextmanager
     async def intake(self) -> AsyncIterator[AnyConnection]:
-        """A connection in a transaction, from the intake pool, for a claim and its job."""
-        async with self.intake_pool.connection() as conn, conn.transaction():
+        """A connection from the intake pool (autocommit), for a claim and its job."""
+        async with self.intake_pool.connection() as conn:
             yield conn
 
     async def insert(self, conn: AnyConnection, request: JobRequest) -> bool:
-        """Queue ``request`` inside the caller's transaction; False if its key was queued before."""
+        """Claim ``request``'s delivery key and queue it, in one statement; False when the key
+        was claimed before (a duplicate delivery: nothing is queued)."""
         tenant = request.tenant
         cur = await conn.execute(
             _INSERT,
