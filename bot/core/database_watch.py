@@ -5,7 +5,9 @@ the outage into a card, an abstention or a spent attempt: a job keeps its place 
 the moment the database answers, intake holds its claims without first waiting out a timeout,
 and ``/healthz`` says 503 at once. One probe loop, on a connection of its own outside the pools,
 notices the return within ``PROBE_EVERY_S``; the pools are then checked, so they replace their
-broken connections now instead of at their next reconnection backoff (up to 16 s later).
+broken connections now instead of at their next reconnection backoff (up to 16 s later). The
+pools do not test connections at checkout (a round trip each), so a database error met while
+the database answers (a restart shorter than anyone noticed) also has them checked.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class DatabaseWatch:
         self._probe_lock = asyncio.Lock()
         self._prober: asyncio.Task[None] | None = None
         self._suspicion: asyncio.Task[bool] | None = None
+        self._pool_check: asyncio.Task[None] | None = None
         self._on_recovery: list[Callable[[], None]] = []
         # Outages seen so far: an error from a call that overlapped one (and failed only after
         # the database was back) is the outage's, not the call's.
@@ -69,10 +72,12 @@ class DatabaseWatch:
 
     async def confirm_down(self) -> bool:
         """After a database error: probe now. True (and watching for its return) when the
-        database does not answer; False when it does, so the error was the statement's own."""
+        database does not answer; False when it does, so the error was the statement's own,
+        or a connection a restart broke (the pools are checked for more of those)."""
         if self.down:
             return True
         if await self._probe():
+            self._check_pools_soon()
             return False
         self._mark_down()
         return True
@@ -96,7 +101,7 @@ class DatabaseWatch:
         return not await self.confirm_down()
 
     async def close(self) -> None:
-        for task in (self._suspicion, self._prober):
+        for task in (self._suspicion, self._prober, self._pool_check):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
@@ -113,15 +118,27 @@ class DatabaseWatch:
         self._up.clear()
         self._prober = asyncio.create_task(self._watch_for_return(), name="database-watch")
 
+    def _check_pools_soon(self) -> None:
+        if self._pool_check is None:
+            self._pool_check = asyncio.create_task(self._check_pools())
+            self._pool_check.add_done_callback(self._pool_check_done)
+
+    def _pool_check_done(self, _: asyncio.Task[None]) -> None:
+        self._pool_check = None
+
+    async def _check_pools(self) -> None:
+        """Test the pools' idle connections; broken ones are replaced now, with fresh
+        connection attempts (the pools do not test at checkout)."""
+        for pool in self._pools:
+            with contextlib.suppress(psycopg.Error):
+                await pool.check()
+
     async def _watch_for_return(self) -> None:
         while True:
             if await self._probe():
                 break
             await asyncio.sleep(PROBE_EVERY_S)
-        for pool in self._pools:
-            # Broken idle connections are replaced now, with fresh connection attempts.
-            with contextlib.suppress(psycopg.Error):
-                await pool.check()
+        await self._check_pools()
         logger.warning("the database answers again")
         self._up.set()
         for callback in self._on_recovery:

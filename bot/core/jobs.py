@@ -240,7 +240,7 @@ class JobQueue:
             # and retried (see ``hold``), instead of keeping Slack waiting past its 3 s.
             timeout=settings.intake_timeout_s,
             kwargs={"autocommit": True},
-            check=AsyncConnectionPool.check_connection,
+            # No check at checkout (a round trip per ack): see ``rag.store`` and the watch.
             reconnect_timeout=RECONNECT_TIMEOUT_S,
             open=False,
             name="runbook-intake",
