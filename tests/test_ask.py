@@ -315,4 +315,6 @@ async def test_a_reference_number_in_a_question_does_not_change_its_answer(
     tagged = await service.ask("acme", f"{question} {tag}")
     assert plain.status == "answered"
     assert tagged.status == "answered", tagged.reason_code
-    assert [c.chunk_id for c in tagged.citations] == [c.chunk_id for c in plain.citations]
+    assert [c.evidence.chunk_id for c in tagged.citations] == [
+        c.evidence.chunk_id for c in plain.citations
+    ]
