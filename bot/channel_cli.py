@@ -1,7 +1,9 @@
-"""``runbook channel alerts|follow-ups TEAM CHANNEL on|off``: a channel's unprompted answers.
+"""``runbook channel alerts|follow-ups TEAM CHANNEL on|off [--enterprise E]``: a channel's
+unprompted answers, both off until switched on.
 
 Added beside rag's ``runbook channel map`` by ``bot.cli``; the workspace must already be mapped
-to a tenant (``runbook workspace add``), whose runbooks the channel's answers then come from.
+to a tenant (``runbook workspace add``, with ``--enterprise`` for an Enterprise Grid org or an
+org-wide install), whose runbooks the channel's answers then come from.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ SWITCHES: dict[str, tuple[Switch, str]] = {
     "alerts": ("alerts", "answer new alert posts in the channel's threads (default off)"),
     "follow-ups": (
         "follow_ups",
-        "answer follow-up questions in threads the bot answered, without a mention (default on)",
+        "answer follow-up questions in threads the bot answered, without a mention (default off)",
     ),
 }
 
@@ -33,6 +35,7 @@ def add_channel_switches(commands: Any) -> None:
         parser.add_argument("team_id")
         parser.add_argument("channel_id")
         parser.add_argument("state", choices=["on", "off"])
+        parser.add_argument("--enterprise", default="", help="Enterprise Grid org id (E…)")
 
 
 def is_channel_switch(args: argparse.Namespace) -> bool:
@@ -43,11 +46,12 @@ async def channel_switch_command(args: argparse.Namespace, settings: Settings) -
     switch, _ = SWITCHES[args.action]
     on = args.state == "on"
     async with open_store(settings) as store:
-        tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=None)
+        tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=args.enterprise)
         if tenant is None:
+            org = f" in enterprise {args.enterprise}" if args.enterprise else ""
             print(
-                f"runbook: workspace {args.team_id} is not mapped to a tenant; "
-                "run `runbook workspace add` first",
+                f"runbook: workspace {args.team_id}{org} is not mapped to a tenant; "
+                "run `runbook workspace add` first (with --enterprise for Enterprise Grid)",
                 file=sys.stderr,
             )
             return EXIT_USAGE

@@ -205,7 +205,10 @@ async def _serve_with(
     worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
     web_app = build_web_app(surfaces=surfaces)
     internal_app = build_internal_app(
-        store=runtime.store, rag_metrics=runtime.service.metrics, bot_metrics=metrics
+        store=runtime.store,
+        rag_metrics=runtime.service.metrics,
+        bot_metrics=metrics,
+        database=jobs.database,
     )
     owners = (
         SlackOwnerMessenger(

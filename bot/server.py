@@ -22,6 +22,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from aiohttp import web
 
+from bot.core.database_watch import DatabaseWatch
 from bot.core.job_worker import JobWorker
 from bot.core.metrics import BotMetrics, render_metrics
 from bot.core.tasks import BackgroundTasks
@@ -46,11 +47,16 @@ def build_web_app(*, surfaces: Sequence[AddRoutes] = ()) -> web.Application:
 
 
 def build_internal_app(
-    *, store: Store, rag_metrics: RagMetrics, bot_metrics: BotMetrics
+    *,
+    store: Store,
+    rag_metrics: RagMetrics,
+    bot_metrics: BotMetrics,
+    database: DatabaseWatch | None = None,
 ) -> web.Application:
-    """Health (database checked at most once per ``HEALTH_TTL_S``) and Prometheus metrics."""
+    """Health (database checked at most once per ``HEALTH_TTL_S``; through ``database`` when
+    given, which answers 503 at once during an outage) and Prometheus metrics."""
     internal = web.Application()
-    health = CachedHealth(store)
+    health = CachedHealth(store, database=database)
 
     async def healthz(request: web.Request) -> web.Response:
         status, body = await health.check()
@@ -68,8 +74,11 @@ def build_internal_app(
 class CachedHealth:
     """The database check's last result, reused for a second; one check at a time."""
 
-    def __init__(self, store: Store, ttl_s: float = HEALTH_TTL_S) -> None:
+    def __init__(
+        self, store: Store, ttl_s: float = HEALTH_TTL_S, *, database: DatabaseWatch | None = None
+    ) -> None:
         self._store = store
+        self._database = database
         self._ttl_s = ttl_s
         self._lock = asyncio.Lock()
         self._checked_at = -float("inf")
@@ -83,6 +92,10 @@ class CachedHealth:
             return self._result
 
     async def _check_database(self) -> tuple[int, dict[str, str]]:
+        if self._database is not None:
+            if not await self._database.check():
+                return 503, {"status": "unavailable", "database": StoreError.code}
+            return 200, {"status": "ok"}
         try:
             await self._store.check()
         except StoreError as exc:

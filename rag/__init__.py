@@ -41,7 +41,7 @@ from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
 from rag.staleness import age_in_days
-from rag.store import SHARED_PARTITION, Store, resolve_database_url
+from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.workspaces import (
     ChannelScope,
     Workspace,
@@ -96,6 +96,7 @@ __all__ = [
     "PruneRefusedError",
     "QuestionError",
     "QuoteSpan",
+    "RECONNECT_TIMEOUT_S",
     "RagMetrics",
     "RagService",
     "RebalanceReport",

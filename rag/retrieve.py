@@ -272,8 +272,8 @@ async def search(
     async with store.tenant_reader(tenant) as conn:
         # Plan every search for its own tenant and question: once psycopg prepares the query
         # (prepare_threshold), Postgres may switch to a generic plan that guesses at both, which
-        # ran the hybrid query 2-4x slower on a 35k-chunk tenant.
-        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        # ran the hybrid query 2-4x slower on a 35k-chunk tenant. The settings go in one round
+        # trip (several SET commands in one parameterless statement).
         if exact:
             # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
             # btree index stay available. The shared partitions have no HNSW at all. On a tenant's
@@ -281,17 +281,21 @@ async def search(
             # ordered Append over one partition) when it looks cheaper; ef_search 1000 makes
             # pgvector's cost estimate say otherwise (measured: a sequential scan then), and a
             # walk that still happens visits up to 1,000 candidates.
-            await conn.execute("SET LOCAL enable_indexscan = off")
-            await conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            await conn.execute("SET LOCAL hnsw.ef_search = 1000")
+            await conn.execute(
+                "SET LOCAL plan_cache_mode = force_custom_plan; "
+                "SET LOCAL enable_indexscan = off; "
+                "SET LOCAL hnsw.iterative_scan = strict_order; "
+                "SET LOCAL hnsw.ef_search = 1000"
+            )
         else:
             # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass
             # the tenant filter, so a tenant in a large shared table still gets its top k.
-            await conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
             await conn.execute(
-                sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
-                    sql.Literal(max(ef_search, candidates))
-                )
+                sql.SQL(
+                    "SET LOCAL plan_cache_mode = force_custom_plan; "
+                    "SET LOCAL hnsw.iterative_scan = strict_order; "
+                    "SET LOCAL hnsw.ef_search = {}"
+                ).format(sql.Literal(max(ef_search, candidates)))
             )
         cur = await conn.execute(query, params)
         rows = await cur.fetchall()

@@ -35,6 +35,7 @@ from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
 from rag.settings import Settings
 from rag.store import Store
+from rag.terms import without_references
 from rag.trace import TraceRecord, write_trace
 from rag.verify import verify_draft
 
@@ -99,7 +100,17 @@ class RagService:
                 embedder.model_id,
             )
 
-    async def ask(self, tenant: str, question: str, *, service: str | None = None) -> AskResult:
+    async def ask(
+        self,
+        tenant: str,
+        question: str,
+        *,
+        service: str | None = None,
+        trace_unanswered: bool = True,
+    ) -> AskResult:
+        """The pipeline's outcome, traced; ``trace_unanswered=False`` leaves no trace of a
+        question that was not answered (the bot says nothing to a silent follow-up, and keeps
+        nothing of it either)."""
         started = time.perf_counter()
         trace_id = str(uuid.uuid4())
         retrieval: Retrieval | None = None
@@ -119,7 +130,8 @@ class RagService:
         self.metrics.ask_seconds.labels(result.status).observe(result.timings_ms["total"] / 1000)
         if result.status == "abstained" and result.reason_code:
             self.metrics.abstentions.labels(result.reason_code).inc()
-        await self._trace(trace_id, question, result, retrieval)
+        if trace_unanswered or result.status == "answered":
+            await self._trace(trace_id, question, result, retrieval)
         return result
 
     def check_question(self, question: str) -> str:
@@ -154,7 +166,7 @@ class RagService:
             # A runbook named in another spelling (``kube-pod-crash-looping`` fires,
             # ``KubePodCrashLooping.md`` answers) or linked by ``runbook_url`` is named exactly.
             alert = replace(alert, runbook=catalog.runbook_named(alert.name, alert.runbook_url))
-        query = alert.search_text() if alert else question
+        query = alert.search_text() if alert else without_references(question)
         hints = catalog.hints_in(query, alert.name_in_tenant if alert else None)
         if service:
             hints = replace(hints, services=hints.services | {service})

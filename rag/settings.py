@@ -132,6 +132,10 @@ class Settings(BaseSettings):
     job_lease_s: float = Field(default=30.0, ge=1.0)
     job_poll_s: float = Field(default=0.5, gt=0)
     job_concurrency: int = Field(default=8, ge=1)
+    # How many of a replica's job_concurrency slots one tenant may hold: the rest stay free for
+    # other tenants' work (issue 27). Keep it at or above max_concurrent_answers, so a tenant
+    # alone still uses every answer slot.
+    job_tenant_concurrency: int = Field(default=6, ge=1)
     job_retention_h: float = Field(default=24.0, gt=0)
     intake_pool_size: int = Field(default=3, ge=1)
     intake_timeout_s: float = Field(default=1.0, gt=0)

@@ -23,6 +23,10 @@ logger = logging.getLogger(__name__)
 
 # The DEFAULT partition of ``chunks`` (hash-partitioned inside): every tenant without its own.
 SHARED_PARTITION = "chunks_shared"
+# How long a pool retries a lost connection (backing off 1, 2, 4… s) before it gives the slot
+# up; the next request then connects at once. psycopg_pool's 5 minutes would leave a pool up
+# to 16 s behind a database that came back (issue 27).
+RECONNECT_TIMEOUT_S = 2.0
 
 
 def start_embedded_server(pgdata: Path) -> str:
@@ -92,9 +96,11 @@ class Store:
             # the library's 30 s default would leave a responder staring at "searching…".
             timeout=settings.pool_timeout_s,
             configure=_configure_connection,
-            # A connection broken by a database restart is replaced at checkout instead of
-            # failing a request, so service resumes by itself once the database is back.
-            check=AsyncConnectionPool.check_connection,
+            # No check at checkout: it cost a round trip per checkout, about a tenth of a busy
+            # replica's CPU (issue 27). A connection broken by a database restart fails its one
+            # statement, is discarded, and service resumes once the database is back; a
+            # serving process also has its pools checked then (``bot.core.database_watch``).
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
             open=False,
             name="runbook",
         )
@@ -147,11 +153,13 @@ class Store:
         tenant predicate sees no other tenant's rows.
         """
         async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute("SET LOCAL ROLE runbook_reader")
             # SET LOCAL rather than set_config(): the same setting, but a SET command is what
-            # Citus forwards to the workers (docs/scaling.md, "on Citus").
+            # Citus forwards to the workers (docs/scaling.md, "on Citus"). Both in one round
+            # trip: a parameterless statement may hold several commands.
             await conn.execute(
-                sql.SQL("SET LOCAL runbook.tenant_id = {}").format(sql.Literal(tenant))
+                sql.SQL("SET LOCAL ROLE runbook_reader; SET LOCAL runbook.tenant_id = {}").format(
+                    sql.Literal(tenant)
+                )
             )
             yield conn
 

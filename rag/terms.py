@@ -25,6 +25,18 @@ _STOPWORDS = frozenset(
 _CODE_PLURAL = re.compile(r"\b([0-9]+(?:xx)?)s\b", re.IGNORECASE)
 
 
+# "#4", "#48213": a ticket, incident, issue or pull-request number. No runbook is about one
+# number, yet its digits drew the keyword half to whatever chunks hold them and the embedding
+# off the question's topic: "…payments database? (dbdown #4)" abstained where "#5" answered.
+_REFERENCE = re.compile(r"(?<![\w&#])#[0-9]+\b")
+
+
+def without_references(question: str) -> str:
+    """``question`` without ``#123``-style reference numbers (unless that leaves nothing)."""
+    stripped = _REFERENCE.sub("", question)
+    return stripped if stripped.strip() else question
+
+
 def keyword_text(question: str) -> str:
     """``question`` as the keyword half and the vocabulary check read it: plurals of status
     codes and numbers made singular ("throwing 502s" -> "throwing 502")."""

@@ -58,7 +58,7 @@ async def served_app(
         worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
         web_app = build_web_app(surfaces=[slack_routes(app, metrics)])
         internal_app = build_internal_app(
-            store=store, rag_metrics=service.metrics, bot_metrics=metrics
+            store=store, rag_metrics=service.metrics, bot_metrics=metrics, database=jobs.database
         )
         async with (
             working(worker, tasks, drain_s=settings.drain_timeout_s),

@@ -302,3 +302,17 @@ async def test_overlong_question_is_refused_with_a_clear_message(service: RagSer
 async def test_demo_corpus_ingest_reports_the_superseded_runbook(demo_corpus: IngestReport) -> None:
     assert demo_corpus.failed == []
     assert demo_corpus.superseded >= 1
+
+
+@pytest.mark.parametrize("tag", ["(dbdown #4)", "(dbdown #14)", "(dbdown #52)", "#30"])
+async def test_a_reference_number_in_a_question_does_not_change_its_answer(
+    service: RagService, tag: str
+) -> None:
+    """Issue 27: "(dbdown #4)" abstained where "(dbdown #5)" answered; no runbook is about
+    a ticket number, so it is not searched."""
+    question = "how do I fail over the payments database?"
+    plain = await service.ask("acme", question)
+    tagged = await service.ask("acme", f"{question} {tag}")
+    assert plain.status == "answered"
+    assert tagged.status == "answered", tagged.reason_code
+    assert tagged.citations[0].evidence.document_id == plain.citations[0].evidence.document_id

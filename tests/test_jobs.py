@@ -118,11 +118,11 @@ async def test_a_job_whose_worker_died_is_claimed_again_after_its_lease(
         replica(store, tuned(settings)) as (alive, _),
     ):
         await enqueue(dead)
-        first = await dead.claim()  # ... and never heartbeats: its process was SIGKILLed
+        first = await dead.claim([KIND])  # ... and never heartbeats: its process was SIGKILLed
         assert first is not None and not first.rerun
-        assert await alive.claim() is None  # leased: nobody else may take it yet
+        assert await alive.claim([KIND]) is None  # leased: nobody else may take it yet
         await asyncio.sleep(1.1)
-        again = await alive.claim()
+        again = await alive.claim([KIND])
         assert again is not None and again.job_id == first.job_id
         assert again.rerun and again.attempts == 2
         assert not await dead.heartbeat(first)  # the old lease is gone for good
@@ -189,7 +189,7 @@ async def test_finished_jobs_are_pruned_after_the_retention_window_and_unfinishe
 ) -> None:
     async with replica(store, tuned(settings, job_retention_h=1.0)) as (queue, _):
         old, waiting = await enqueue(queue), await enqueue(queue)
-        claimed = await queue.claim()  # the oldest first
+        claimed = await queue.claim([KIND])  # the oldest first
         assert claimed is not None
         await queue.finish(claimed)
         async with store.pool.connection() as conn:
@@ -216,7 +216,7 @@ async def test_stats_count_queued_running_dead_and_the_oldest_age(
         await enqueue(queue)
         await enqueue(queue)
         await asyncio.sleep(0.2)
-        running = await queue.claim()
+        running = await queue.claim([KIND])
         assert running is not None
         stats = await queue.stats()
         assert (stats.queued, stats.running) == (1, 1)
@@ -238,7 +238,7 @@ async def test_drain_hands_an_unfinished_job_back_at_once_without_spending_an_at
     # The drain cancelled it and put it back: no 30 s lease to wait out.
     assert await job_row(store, key) == ("queued", 0, None)
     async with replica(store, tuned(settings)) as (other, _):
-        again = await other.claim()
+        again = await other.claim([KIND])
         assert again is not None and again.attempts == 1
         await other.finish(again)
 

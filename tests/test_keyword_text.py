@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.terms import keyword_text
+from rag.terms import keyword_text, without_references
 
 
 @pytest.mark.parametrize(
@@ -27,3 +27,19 @@ def test_plural_status_codes_are_read_as_the_code(question: str, read_as: str) -
 )
 def test_words_that_merely_end_in_s_are_left_alone(question: str) -> None:
     assert keyword_text(question) == question
+
+
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("db down (dbdown #4)", "db down (dbdown )"),
+        ("INC #48213: payments 502", "INC : payments 502"),
+        ("#4", "#4"),  # nothing else to search: kept
+        (
+            "quote &#39;x&#39; and issue#4 and error 502",
+            "quote &#39;x&#39; and issue#4 and error 502",
+        ),
+    ],
+)
+def test_reference_numbers_are_not_searched(question: str, searched: str) -> None:
+    assert without_references(question) == searched

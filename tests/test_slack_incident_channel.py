@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest_asyncio
+from psycopg import sql
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -145,6 +146,13 @@ async def opted_in(bot: Harness) -> str:
     return channel
 
 
+async def following(bot: Harness) -> str:
+    """A channel that switched follow-ups on (they are off by default)."""
+    channel = new_channel()
+    await set_channel_switch(bot.store, "acme", "T_ACME", channel, "follow_ups", True)
+    return channel
+
+
 def buttons(call: SlackCall) -> dict[str, str]:
     """action_id → label of every button on a posted card."""
     return {
@@ -237,7 +245,7 @@ async def test_muted_alert_is_not_answered_again_in_that_channel(bot: Harness) -
 
 
 async def test_follow_up_question_in_a_bot_answered_thread_gets_one_answer(bot: Harness) -> None:
-    channel = new_channel()
+    channel = await following(bot)
     question = mentioned(channel, FAILOVER)
     await bot.sender.event(question)
     await bot.answered(channel)
@@ -259,7 +267,7 @@ async def test_follow_up_question_in_a_bot_answered_thread_gets_one_answer(bot: 
 async def test_thread_replies_that_are_not_questions_to_the_bot_get_nothing(
     bot: Harness,
 ) -> None:
-    channel = new_channel()
+    channel = await following(bot)
     question = mentioned(channel, FAILOVER)
     await bot.sender.event(question)
     await bot.answered(channel)
@@ -276,7 +284,7 @@ async def test_thread_replies_that_are_not_questions_to_the_bot_get_nothing(
 
 
 async def test_stop_following_and_the_channel_switch_end_follow_ups(bot: Harness) -> None:
-    channel = new_channel()
+    channel = await following(bot)
     question = mentioned(channel, FAILOVER)
     await bot.sender.event(question)
     await bot.answered(channel)
@@ -293,6 +301,49 @@ async def test_stop_following_and_the_channel_switch_end_follow_ups(bot: Harness
     await set_channel_switch(bot.store, "acme", "T_ACME", channel, "follow_ups", False)
     await bot.sender.event(said(channel, REPLICA, thread_ts=other["ts"]))
     assert len(await bot.quiet(channel)) == 3
+
+
+async def test_follow_ups_stay_unanswered_until_the_channel_switches_them_on(
+    bot: Harness,
+) -> None:
+    channel = new_channel()
+    question = mentioned(channel, FAILOVER)
+    await bot.sender.event(question)
+    await bot.answered(channel)
+    await bot.sender.event(said(channel, REPLICA, thread_ts=question["ts"]))
+    assert len(await bot.quiet(channel)) == 1  # off by default, private channels included
+
+    await set_channel_switch(bot.store, "acme", "T_ACME", channel, "follow_ups", True)
+    await bot.sender.event(said(channel, REPLICA, thread_ts=question["ts"]))
+    await bot.answered(channel, 2)
+
+
+async def test_a_follow_up_the_bot_stays_silent_on_leaves_nothing_stored(bot: Harness) -> None:
+    channel = await following(bot)
+    question = mentioned(channel, FAILOVER)
+    await bot.sender.event(question)
+    await bot.answered(channel)
+    before = await kept_rows(bot.store)
+    # A question the runbooks do not answer: the bot abstains, so it says nothing.
+    unanswerable = "what about the flux capacitor on delorean-01, why is it overheating?"
+    await bot.sender.event(said(channel, unanswerable, thread_ts=question["ts"]))
+    assert len(await bot.quiet(channel)) == 1
+    assert await kept_rows(bot.store) == before
+
+
+async def kept_rows(store: Store) -> dict[str, int]:
+    """acme's stored answers, answer facts and retrieval traces."""
+    counts = {}
+    async with store.pool.connection() as conn:
+        for table in ("answers", "answer_facts", "retrieval_traces"):
+            cur = await conn.execute(
+                sql.SQL("SELECT count(*) FROM {} WHERE tenant_id = 'acme'").format(
+                    sql.Identifier(table)
+                )
+            )
+            row = await cur.fetchone()
+            counts[table] = int(row[0]) if row else 0
+    return counts
 
 
 async def test_mention_delivered_as_app_mention_and_as_message_is_answered_once(

@@ -63,6 +63,7 @@ async def test_alert_posts_follow_ups_and_dms_are_job_rows_by_the_time_they_are_
 ) -> None:
     async with running(settings, store, embedder, ExtractiveAnswerer()) as bot:
         channel = await opt_in(store)
+        await set_channel_switch(store, "acme", "T_ACME", channel, "follow_ups", True)
         question = mentioned(channel, FAILOVER)
         await bot.sender.event(question)
         await bot.slack.wait_for("chat.postMessage")  # a thread the bot answered

@@ -70,8 +70,8 @@ async def test_a_rerun_whose_card_was_posted_updates_that_activity_and_posts_not
         activity = mention(QUESTION, service_url=connector.service_url, aad_tenant=aad)
         thread = activity["conversation"]["id"]
         job = await queued_answer(served, activity)
-        handler = served.app.bot.job_handlers.get(ANSWER)
-        assert handler is not None and not job.rerun
+        handler = served.app.bot.job_handlers[ANSWER]
+        assert not job.rerun
         await handler.run(job)  # posts "Searching…", then its card; then the process "dies"
         [first] = connector.live_messages(thread)
         first_card = card_of(first.final)
@@ -127,6 +127,6 @@ async def queued_answer(served: ServedTeams, activity: dict[str, Any]) -> Job:
         await served.jobs.insert(
             conn, JobRequest(ANSWER, f"test:{activity['id']}", request.payload())
         )
-    job = await served.jobs.claim()
+    job = await served.jobs.claim([ANSWER])
     assert job is not None
     return job

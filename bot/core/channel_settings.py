@@ -1,8 +1,9 @@
 """Per-channel switches for unprompted answers: alert posts (opt-in) and thread follow-ups.
 
 Set from the CLI (``runbook channel alerts|follow-ups TEAM CHANNEL on|off``) and read by every
-surface before it answers anything it was not explicitly asked. No row means the defaults:
-alerts off, follow-ups on.
+surface before it answers anything it was not explicitly asked. Both are opt-in per channel: no
+row means alerts off and follow-ups off (a thread reply is read and answered only where a
+channel asked for that, never in every private channel the bot was invited to).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ Switch = Literal["alerts", "follow_ups"]
 @dataclass(frozen=True)
 class ChannelSettings:
     alerts: bool = False
-    follow_ups: bool = True
+    follow_ups: bool = False
 
 
 _SET_ALERTS = """

@@ -14,7 +14,7 @@ from bot.core.answer_facts import record_answer_facts
 from bot.core.answers_store import AnswerStore, Placement
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
-from rag import AskResult, RagService, Settings, Store, channel_service
+from rag import AskResult, RagService, Settings, Store, StoreError, channel_service
 
 # Postgres text cannot hold NUL, and UTF-8 cannot encode a lone surrogate (JSON may carry one
 # escaped, as ``\ud800``): either would fail the answer's INSERT and cost the asker their card.
@@ -37,12 +37,28 @@ class Conversation:
     answer_slots: asyncio.Semaphore
 
     async def ask(
-        self, tenant: str, question: str, *, service: str | None, placement: Placement
+        self,
+        tenant: str,
+        question: str,
+        *,
+        service: str | None,
+        placement: Placement,
+        keep_unanswered: bool = True,
     ) -> AskResult:
-        """Run the pipeline and store the result under its answer id (what buttons carry)."""
+        """Run the pipeline and store the result under its answer id (what buttons carry).
+        ``keep_unanswered=False``: an abstention (or error) is stored nowhere, for an entry
+        that stays silent unless it answers (a thread follow-up)."""
         question = storable(question)
         async with self.answer_slots:
-            result = await self.service.ask(tenant, question, service=service)
+            result = await self.service.ask(
+                tenant, question, service=service, trace_unanswered=keep_unanswered
+            )
+        if result.status == "error" and result.reason_code == StoreError.code:
+            # The database, not the question: the job waits for it and asks again, rather
+            # than store and show an error (or anything else) for a question never searched.
+            raise StoreError("the database did not answer the search")
+        if not keep_unanswered and result.status != "answered":
+            return result
         answer_id = await self.answers.save(
             result, question=question, service=service, placement=placement
         )

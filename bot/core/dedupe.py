@@ -3,7 +3,7 @@
 A delivery's key (a Slack ``event_id`` or trigger id, a Teams conversation and activity id) is
 claimed set-if-absent in Postgres (shared by every replica), with an in-process TTL cache in
 front so local retries and concurrent copies never reach the database. The delivery's job, if it
-has one, is queued in the same transaction: a claim and its work are never apart.
+has one, is queued in the same statement: a claim and its work are never apart.
 
 Claims use the queue's own small pool under a short timeout, so a busy answer pool never holds
 an ack past Slack's 3 s. If the database does not take the claim in time, the delivery is
@@ -55,18 +55,27 @@ class EventDeduper:
         self._timeout_s = queue.settings.intake_timeout_s if queue else _CLAIM_TIMEOUT_S
 
     async def first_delivery(self, key: str, job: JobRequest | None = None) -> bool:
-        """Claim ``key`` (and queue ``job`` with it). False for a copy already claimed, and
-        for one whose claim is held because the database did not answer in time."""
+        """Claim ``key`` (and queue ``job``, whose dedupe key it is, with it). False for a copy
+        already claimed, and for one whose claim is held because the database did not answer
+        in time."""
+        if job is not None and job.dedupe_key != key:
+            raise ValueError(f"job {job.dedupe_key!r} queued under another delivery key {key!r}")
         if key in self._seen:
             return False
         # Claimed before the first await, so a concurrent copy in this process stops above.
         self._seen[key] = True
+        if self._queue is not None and self._queue.database.down:
+            # A known outage: hold at once rather than make Slack wait for a timeout.
+            logger.warning("claim of %s held: the database is down", key)
+            self._hold(key, job)
+            return False
         try:
             claimed = await self._claim_within(key, job)
         except (psycopg.OperationalError, TimeoutError) as exc:
             logger.warning("claim of %s held: %s", key, type(exc).__name__)
-            if self._queue is not None and job is not None:
-                self._queue.hold(lambda: self._claim_within(key, job), key=key)
+            if self._queue is not None:
+                self._queue.database.suspect()
+            self._hold(key, job)
             return False
         except psycopg.Error as exc:  # refused, not unreachable: holding it would not help
             logger.error("claim of %s refused by the database: %s", key, type(exc).__name__)
@@ -74,6 +83,10 @@ class EventDeduper:
         if claimed and job is not None and self._queue is not None:
             self._queue.new_work.set()
         return claimed
+
+    def _hold(self, key: str, job: JobRequest | None) -> None:
+        if self._queue is not None and job is not None:
+            self._queue.hold(lambda: self._claim_within(key, job), key=key)
 
     async def _claim_within(self, key: str, job: JobRequest | None) -> bool:
         async with asyncio.timeout(self._timeout_s):
@@ -84,15 +97,20 @@ class EventDeduper:
             async with self._store.pool.connection(timeout=self._timeout_s) as conn:
                 return await self._claim_on(conn, key)
         async with self._queue.intake() as conn:
-            claimed = await self._claim_on(conn, key)
-            if claimed and job is not None:
-                await self._queue.insert(conn, job)
-        return claimed
+            if job is None:
+                return await self._claim_on(conn, key)
+            # The job's key is the delivery's: one statement claims it and queues the job.
+            claimed = await self._queue.insert(conn, job)
+            await self._count_claim(conn)
+            return claimed
 
     async def _claim_on(self, conn: AnyConnection, key: str) -> bool:
         cur = await conn.execute(_CLAIM, {"event_id": key})
         claimed = await cur.fetchone() is not None
+        await self._count_claim(conn)
+        return claimed
+
+    async def _count_claim(self, conn: AnyConnection) -> None:
         self._claims += 1
         if self._claims % _PRUNE_EVERY == 0:
             await conn.execute(_PRUNE)
-        return claimed

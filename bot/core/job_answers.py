@@ -22,12 +22,19 @@ async def answer_for_job(
     *,
     service: str | None,
     placement: Placement,
+    keep_unanswered: bool = True,
 ) -> AskResult:
+    """``keep_unanswered=False``: an outcome other than an answer is neither stored nor linked
+    (see ``Conversation.ask``); a re-run asks again."""
     if job.answer_id is not None and job.tenant_id == tenant:
         stored = await conversation.answers.load(tenant, job.answer_id)
         if stored is not None:
             return stored.result
-    result = await conversation.ask(tenant, question, service=service, placement=placement)
+    result = await conversation.ask(
+        tenant, question, service=service, placement=placement, keep_unanswered=keep_unanswered
+    )
+    if not keep_unanswered and result.status != "answered":
+        return result
     linked = await queue.link_answer(job, tenant, str(result.answer_id))
     if linked != result.answer_id:
         # Two runs at once (a lease lost to a stalled but living worker): the first link wins.

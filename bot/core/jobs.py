@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,11 +35,24 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from bot.core.conversation import storable
-from rag import Settings, Store
+from bot.core.database_watch import DatabaseWatch
+from rag import RECONNECT_TIMEOUT_S, Settings, Store
 
 logger = logging.getLogger(__name__)
 
 AnyConnection = psycopg.AsyncConnection[TupleRow]
+
+
+@dataclass(frozen=True)
+class JobTenant:
+    """Whose work a job is, as intake knows it without a query of its own: the tenant itself
+    (a source's sync), or the Slack workspace or Teams organisation that the job's INSERT
+    resolves to its tenant. Claims take turns by tenant (``next_job`` in migration 016)."""
+
+    tenant_id: str | None = None
+    slack_team_id: str | None = None
+    slack_enterprise_id: str | None = None
+    teams_aad_tenant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class JobRequest:
     kind: str
     dedupe_key: str
     payload: dict[str, Any]
+    tenant: JobTenant = JobTenant()
 
 
 @dataclass(frozen=True)
@@ -66,10 +80,18 @@ class Job:
     lease_token: uuid.UUID
     tenant_id: str | None
     answer_id: str | None
+    # Run again by the same claim after a database outage cut a run short: what that run
+    # posted may be there, exactly as for a re-run after a crash.
+    resumed: bool = False
+
+    @property
+    def tenant_key(self) -> str:
+        """The tenant whose turn this job took ('' for a job no tenant was found for)."""
+        return self.tenant_id or ""
 
     @property
     def rerun(self) -> bool:
-        return self.attempts > 1
+        return self.attempts > 1 or self.resumed
 
     @property
     def exhausted(self) -> bool:
@@ -84,26 +106,38 @@ class QueueStats:
     oldest_age_s: float
 
 
+# One statement, one round trip, atomic in autocommit: the delivery's dedupe claim
+# (``events_seen``, as ``bot.core.dedupe`` claims a key) and its job, queued only if the claim is
+# new. The tenant is resolved in the same statement, as ``rag.find_tenant`` and
+# ``find_teams_tenant`` would (NULL when not connected): nothing is added before the ack.
 _INSERT = """
-INSERT INTO jobs (job_id, kind, dedupe_key, payload, max_attempts, deadline_at)
-VALUES (%(job_id)s, %(kind)s, %(dedupe_key)s, %(payload)s, %(max_attempts)s,
-        now() + make_interval(secs => %(deadline_s)s))
+WITH claimed AS (
+    INSERT INTO events_seen (event_id) VALUES (%(dedupe_key)s)
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING event_id
+)
+INSERT INTO jobs (job_id, kind, dedupe_key, payload, max_attempts, deadline_at, tenant_id)
+SELECT %(job_id)s, %(kind)s, claimed.event_id, %(payload)s, %(max_attempts)s,
+       now() + make_interval(secs => %(deadline_s)s),
+       coalesce(
+           %(tenant)s::text,
+           (SELECT tenant_id FROM workspaces
+            WHERE (enterprise_id = %(enterprise)s AND team_id = %(team)s)
+               OR (%(enterprise)s <> '' AND enterprise_id = %(enterprise)s AND team_id = '*')
+            ORDER BY team_id = '*' LIMIT 1),
+           (SELECT tenant_id FROM teams_tenants WHERE aad_tenant_id = %(aad_tenant)s))
+FROM claimed
 ON CONFLICT (dedupe_key) DO NOTHING
 RETURNING job_id
 """
 
-# The oldest claimable row, skipping rows another worker is claiming this instant.
+# The next job by tenant turns, among the kinds this worker serves (``next_job``, migration
+# 016); the subquery runs once, and its row stays locked for this UPDATE.
 _CLAIM = """
 UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = %(worker)s,
        lease_token = gen_random_uuid(),
        available_at = now() + make_interval(secs => %(lease_s)s)
-WHERE job_id = (
-    SELECT job_id FROM jobs
-    WHERE state IN ('queued', 'running') AND available_at <= now()
-    ORDER BY available_at
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
-)
+WHERE job_id = (SELECT next_job(%(kinds)s, %(full)s))
 RETURNING job_id, kind, payload, attempts, max_attempts, tenant_id, answer_id, lease_token,
           extract(epoch FROM now() - created_at)::float8 AS age_s, deadline_at < now() AS overdue
 """
@@ -146,6 +180,9 @@ _PRUNE = """
 DELETE FROM jobs
 WHERE state IN ('done', 'dead') AND finished_at < now() - make_interval(secs => %(keep_s)s)
 """
+_PRUNE_TURNS = """
+DELETE FROM job_turns WHERE served_at < now() - make_interval(secs => %(keep_s)s)
+"""
 
 _STATS = """
 SELECT count(*) FILTER (WHERE state = 'queued'),
@@ -185,6 +222,8 @@ class JobQueue:
     store: Store
     intake_pool: AsyncConnectionPool[AnyConnection]
     settings: Settings
+    # Whether the database answers; intake, workers and /healthz wait on it during an outage.
+    database: DatabaseWatch
     worker_name: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     # Set when this process queued a job, so its worker claims it without waiting for a poll.
     new_work: asyncio.Event = field(default_factory=asyncio.Event)
@@ -201,26 +240,34 @@ class JobQueue:
             # and retried (see ``hold``), instead of keeping Slack waiting past its 3 s.
             timeout=settings.intake_timeout_s,
             kwargs={"autocommit": True},
-            check=AsyncConnectionPool.check_connection,
+            # No check at checkout (a round trip per ack): see ``rag.store`` and the watch.
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
             open=False,
             name="runbook-intake",
         )
         await pool.open(wait=True, timeout=30)
-        return cls(store=store, intake_pool=pool, settings=settings)
+        database = DatabaseWatch(store, pools=[pool])
+        queue = cls(store=store, intake_pool=pool, settings=settings, database=database)
+        # Back from an outage: held claims are written and workers claim, without a poll's wait.
+        database.on_recovery(queue.new_work.set)
+        return queue
 
     async def close(self) -> None:
         if self._held:
             logger.error("%d accepted deliveries never reached the database", len(self._held))
+        await self.database.close()
         await self.intake_pool.close()
 
     @asynccontextmanager
     async def intake(self) -> AsyncIterator[AnyConnection]:
-        """A connection in a transaction, from the intake pool, for a claim and its job."""
-        async with self.intake_pool.connection() as conn, conn.transaction():
+        """A connection from the intake pool (autocommit), for a claim and its job."""
+        async with self.intake_pool.connection() as conn:
             yield conn
 
     async def insert(self, conn: AnyConnection, request: JobRequest) -> bool:
-        """Queue ``request`` inside the caller's transaction; False if its key was queued before."""
+        """Claim ``request``'s delivery key and queue it, in one statement; False when the key
+        was claimed before (a duplicate delivery: nothing is queued)."""
+        tenant = request.tenant
         cur = await conn.execute(
             _INSERT,
             {
@@ -230,6 +277,10 @@ class JobQueue:
                 "payload": Jsonb(storable_json(request.payload)),
                 "max_attempts": self.settings.job_max_attempts,
                 "deadline_s": self.settings.job_deadline_s,
+                "tenant": tenant.tenant_id,
+                "team": tenant.slack_team_id or "",
+                "enterprise": tenant.slack_enterprise_id or "",
+                "aad_tenant": tenant.teams_aad_tenant or "",
             },
         )
         return await cur.fetchone() is not None
@@ -265,12 +316,18 @@ class JobQueue:
                 logger.info("claimed %s after the database came back", held.key)
         self._held = still
 
-    async def claim(self) -> Job | None:
+    async def claim(self, kinds: Collection[str], *, full: Collection[str] = ()) -> Job | None:
+        """The next job of one of ``kinds`` (those this process has handlers for), tenants
+        taking turns; tenants in ``full`` (keys as ``tenant_key``) are passed over."""
+        params = {
+            "worker": self.worker_name,
+            "lease_s": self.settings.job_lease_s,
+            "kinds": list(kinds),
+            "full": list(full),
+        }
         async with self.store.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
-            await cur.execute(
-                _CLAIM, {"worker": self.worker_name, "lease_s": self.settings.job_lease_s}
-            )
+            await cur.execute(_CLAIM, params)
             row = await cur.fetchone()
         if row is None:
             return None
@@ -328,6 +385,7 @@ class JobQueue:
         keep_s = self.settings.job_retention_h * 3600
         async with self.store.pool.connection() as conn:
             cur = await conn.execute(_PRUNE, {"keep_s": keep_s})
+            await conn.execute(_PRUNE_TURNS, {"keep_s": keep_s})
             return cur.rowcount
 
     async def stats(self) -> QueueStats:

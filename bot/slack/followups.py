@@ -1,9 +1,11 @@
 """Thread follow-ups without a mention: a person's question in a thread the bot answered in.
 
-Quiet by default where unsure. Only a message that reads as a question (a question mark, or a
-question word first) gets an answer; one addressed to someone else (``<@U…>`` of another
-person), thanks, acknowledgements and emoji get nothing, as does an abstention, a thread the bot
-never answered, one it was asked to stop following, and a channel with follow-ups switched off.
+Opt-in per channel (``runbook channel follow-ups TEAM CHANNEL on``), and quiet where unsure.
+Only a message that reads as a question (a question mark, or a question word first) gets an
+answer; one addressed to someone else (``<@U…>`` of another person), thanks, acknowledgements
+and emoji get nothing, as does an abstention (of which nothing is stored: no answer row, no
+facts, no trace), a thread the bot never answered, one it was asked to stop following, and a
+channel that has not switched follow-ups on.
 The thread's first question (or alert) rides along as retrieval context: "what about the
 replica?" means little on its own.
 
@@ -130,6 +132,7 @@ class FollowUpJob:
                 question,
                 service=topic.service,
                 placement=placement,
+                keep_unanswered=False,  # silent on it: nothing of it is kept either
             )
             if result.status != "answered":
                 self.bot.metrics.answers_posted.labels("follow_up", "silent").inc()

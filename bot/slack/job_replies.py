@@ -19,11 +19,11 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.jobs import Job, JobRequest
+from bot.core.jobs import Job, JobRequest, JobTenant
 from bot.slack.answering import Bot
 from bot.slack.blocks import Card
 from bot.slack.delivery import DeliveryError, PostTag, outcome_unknown, slack_error
-from bot.slack.tenancy import with_installation
+from bot.slack.tenancy import origin_of, with_installation
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +49,12 @@ async def queue_request(
 
 
 def job_request(kind: str, key: str, body: dict[str, Any]) -> JobRequest:
+    """The job for a verified request; its tenant is the installation's (the queue takes
+    turns by tenant), found from the payload alone, as the job itself will find it."""
     payload = {name: value for name, value in body.items() if name != "token"}
-    return JobRequest(kind=kind, dedupe_key=key, payload=payload)
+    origin = origin_of(body)
+    tenant = JobTenant(slack_team_id=origin.team_id, slack_enterprise_id=origin.enterprise_id)
+    return JobRequest(kind=kind, dedupe_key=key, payload=payload, tenant=tenant)
 
 
 def permanent(exc: Exception) -> bool:

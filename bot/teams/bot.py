@@ -21,7 +21,7 @@ from microsoft_agents.hosting.core import (
 from bot.core.conversation import Conversation
 from bot.core.dedupe import EventDeduper
 from bot.core.job_worker import JobHandlers
-from bot.core.jobs import JobQueue, JobRequest
+from bot.core.jobs import JobQueue, JobRequest, JobTenant
 from bot.teams.delivery import Delivery
 from bot.teams.metrics import TeamsMetrics
 
@@ -46,7 +46,9 @@ class TeamsBot(Conversation):
         queued for a copy already taken (Teams redelivers after ~15 s); a claim the database
         did not take in time is held and queued once, later. ``key`` None: a fresh one."""
         key = key or f"teams:{kind}:{uuid.uuid4()}"
-        if not await self.intake.first_delivery(key, JobRequest(kind, key, payload)):
+        if not await self.intake.first_delivery(
+            key, JobRequest(kind, key, payload, job_tenant(payload))
+        ):
             self.teams_metrics.duplicates_dropped.inc()
             logger.info("Teams delivery %s not queued now (a duplicate, or held)", key)
 
@@ -74,3 +76,13 @@ class TeamsBot(Conversation):
             )
         else:
             await self.adapter.continue_conversation(self.app_id, continuation, turn)
+
+
+def job_tenant(payload: dict[str, Any]) -> JobTenant:
+    """Whose turn a Teams job takes: the tenant a payload names (a retry's), else its AAD
+    organisation's (an answer's), resolved when the job is queued."""
+    tenant, aad_tenant = payload.get("tenant"), payload.get("aad_tenant")
+    return JobTenant(
+        tenant_id=tenant if isinstance(tenant, str) else None,
+        teams_aad_tenant=aad_tenant.strip().lower() if isinstance(aad_tenant, str) else None,
+    )
