@@ -85,6 +85,9 @@ class CachedHealth:
         self._result: tuple[int, dict[str, str]] = (503, {"status": "unknown"})
 
     async def check(self) -> tuple[int, dict[str, str]]:
+        if self._database is not None and self._database.down:
+            # A known outage is news at once: the cache would say 200 for up to a second.
+            return 503, {"status": "unavailable", "database": StoreError.code}
         async with self._lock:
             if time.monotonic() - self._checked_at >= self._ttl_s:
                 self._result = await self._check_database()
