@@ -7,7 +7,7 @@ second run only embeds what changed; tenants that ingest reports over the partit
 are moved to partitions of their own, as ``runbook db rebalance`` would), then every golden
 file of the split runs through ``rag.evaluate``: ``evals/public/{split}.jsonl`` (questions),
 ``alerts-{split}.jsonl`` (alert posts) and ``mtrag-{split}.jsonl`` (MT-RAG IBM Cloud). Tune on
-``dev``; ``test`` is for the README's figures only. ``--split holdout`` runs ``evals/holdout``
+``dev``; ``test`` is for the reported figures only. ``--split holdout`` runs ``evals/holdout``
 instead, over two collections nothing was tuned on (Rook, Cortex): report-only, see
 ``evals/holdout/README.md``.
 """

@@ -1,8 +1,8 @@
 """The gate before any model call: a calibrated estimate that the tenant's runbooks answer this.
 
 A small logistic model over features that are normalised by the tenant's own corpus, so that
-what it learned on the dev collections carries over to runbooks it never saw (README, "How the
-gate was calibrated"):
+what it learned on the dev collections carries over to runbooks it never saw
+(docs/how-it-works.md, "How the gate was calibrated"):
 
 - ``best_cosine`` and ``cosine_margin`` — how close the best chunk is, and how far it stands
   out from the question's typical neighbours in this tenant (MiniLM gives unrelated runbook

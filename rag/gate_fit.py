@@ -3,7 +3,8 @@
     RUNBOOK_DATA_DIR=... python -m rag.gate_fit evals/public/dev.jsonl [...] \
         --output rag/gate_model.json [--ranking --rank-output rag/rank_model.json]
 
-The tenants named in the files must be ingested in that database (README, "Evaluation"). Every
+The tenants named in the files must be ingested in that database (docs/how-it-works.md,
+"Evaluation"). Every
 question goes through retrieval once; the gate's features are recorded with the label
 "answerable" (the golden row expects a section) or not ("abstain"), and a logistic regression
 with a small L2 penalty is fitted by Newton's method. The threshold stored with it is the
@@ -12,7 +13,7 @@ data while abstaining as often as possible on the unanswerable rows. ``--ranking
 the ranker's weights (``rag.rank_fit``), writes them, re-ranks every observation with them and
 only then fits the gate, whose features read the top of the ranking.
 
-Use the dev split only; the test split is for the README's figures.
+Use the dev split only; the test split is for the reported figures.
 """
 
 from __future__ import annotations

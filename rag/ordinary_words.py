@@ -5,8 +5,8 @@ A WordPiece or BPE vocabulary holds the words frequent in general text as single
 ``patron ##i``, "rabbitmq", "ceph", "osd"). A question word the tenant's runbooks never use
 is strong evidence that they do not cover the question only when it is of the second kind: a
 runbook collection that never says "went" or "hammering" still answers "a node went notready"
-(README, "How the gate was calibrated"). The vocabulary is the model's own, so the same split
-holds for every tenant and needs no word list of ours.
+(docs/how-it-works.md, "How the gate was calibrated"). The vocabulary is the model's own,
+so the same split holds for every tenant and needs no word list of ours.
 """
 
 from __future__ import annotations

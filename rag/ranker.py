@@ -2,8 +2,8 @@
 
 Two sets of weights over the same features, both data fitted on the dev split by pairwise
 logistic models and stored in ``rag/rank_model.json`` with the embedding model they were
-fitted for; ``python -m rag.gate_fit --ranking`` refits them (README, "How the gate was
-calibrated"):
+fitted for; ``python -m rag.gate_fit --ranking`` refits them
+(docs/how-it-works.md, "How the gate was calibrated"):
 
 - ``weights`` order every candidate (the gold section against every other candidate of its
   question): mostly they learn which runbook answers;

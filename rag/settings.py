@@ -17,7 +17,7 @@ def _default_data_dir() -> Path:
 class Settings(BaseSettings):
     """Every option, read from the environment (and ``.env`` if present).
 
-    The README's configuration table lists these; keep the two in step.
+    docs/configuration.md lists these (the README only the essential ones); keep them in step.
     """
 
     model_config = SettingsConfigDict(

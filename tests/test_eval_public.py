@@ -3,8 +3,9 @@
 The collection (``evals/collections/prometheus-operator``, 108 runbooks) is embedded once per
 session next to the demo corpus; its dev-split questions (plain questions and alert posts) run
 through retrieval, the gate and the full answer path. The floors are the figures measured on
-the dev split (README, "How the gate was calibrated") minus a small margin. The full dev/test
-evaluation over all six public tenants is ``python -m rag.eval_public`` (README, "Evaluation").
+the dev split (docs/how-it-works.md, "How the gate was calibrated") minus a small margin.
+The full dev/test evaluation over all six public tenants is ``python -m rag.eval_public``
+(docs/how-it-works.md, "Evaluation").
 """
 
 from __future__ import annotations
