@@ -157,9 +157,14 @@ async def test_three_replicas_killed_and_restarted_under_load_answer_every_acked
         ready = time.monotonic()
         sending = True
         gate = asyncio.Semaphore(in_flight)
+        # A restart loads the model; on a busy machine it can outlast the paced load, so the
+        # last third waits until two replicas have been killed: the load always spans kills.
+        two_kills = asyncio.Event()
 
         async def paced(i: int) -> None:
             await asyncio.sleep(i * 0.12)  # ~8 mentions a second: the load spans the kills
+            if i >= total * 2 // 3:
+                await two_kills.wait()
             async with gate:
                 await mentions.deliver(i, rs.live)
 
@@ -170,6 +175,8 @@ async def test_three_replicas_killed_and_restarted_under_load_answer_every_acked
                 if sending:
                     await rs.kill_and_restart(slot)
                     slot = (slot + 1) % 3
+                    if rs.restarts >= 2:
+                        two_kills.set()
 
         chaos_task = asyncio.create_task(chaos())
         await asyncio.gather(*(paced(i) for i in range(total)))
