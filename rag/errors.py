@@ -12,6 +12,7 @@ RunbookError
 ├── RunbookFormatError          runbook_format_invalid (reason)
 │   └── EmptyRunbookError       runbook_format_invalid (no text after the frontmatter)
 ├── QuestionError               question_invalid
+├── SourceSyncError             source_* (source, reason): a source could not be synced
 └── AnswerProviderError         answer_provider_* (retryable)
 """
 
@@ -124,3 +125,22 @@ class RunbookFormatError(RunbookError):
 
 class EmptyRunbookError(RunbookFormatError):
     """Frontmatter and nothing else: a section page (Hugo's ``_index.md``), not a runbook."""
+
+
+class SourceSyncError(RunbookError):
+    """A source (git repository, Confluence space) could not be read; nothing was changed.
+
+    ``code`` says what to fix: ``source_unreachable``, ``source_auth_failed``,
+    ``source_not_found`` (branch, space), ``source_unavailable`` (a kind this build cannot
+    sync) or ``source_failed``. The message names the source and never holds a credential.
+    """
+
+    code = "source_failed"
+    retryable = True
+
+    def __init__(self, source: str, reason: str, *, code: str = "source_failed") -> None:
+        self.source = source
+        self.reason = reason
+        self.code = code
+        self.retryable = code in ("source_unreachable", "source_failed")
+        super().__init__(f"source {source!r}: {reason}")
