@@ -34,6 +34,7 @@ from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.reseal import reseal_tokens
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
+from bot.sources_cli import add_source_commands, source_command
 from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "start": _start_command,
         "secrets": _secrets_command,
         "teams": teams_command,
+        "source": source_command,
         **OWNER_HANDLERS,
         **bench_handlers,
     }
@@ -72,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _add_commands(commands: Any) -> None:
     add_owner_commands(commands)
+    add_source_commands(commands)
     serve = commands.add_parser(
         "serve", help="run the Slack app (HTTP or Socket Mode) and/or the Teams app"
     )
