@@ -4,6 +4,8 @@ command line, not the error, not the logs."""
 from __future__ import annotations
 
 import base64
+import glob
+import os
 import logging
 import tempfile
 from pathlib import Path
@@ -64,4 +66,4 @@ async def test_a_deploy_key_file_is_gone_after_the_fetch(tmp_path: Path) -> None
         await reader.list_items()
 
     assert raised.value.code in ("source_unreachable", "source_auth_failed")
-    assert not list(Path(tempfile.gettempdir()).glob("runbook-git-*/deploy_key"))
+    assert not glob.glob(os.path.join(tempfile.gettempdir(), "runbook-git-*", "deploy_key"))
