@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import base64
 import glob
-import os
 import logging
+import os
 import tempfile
 from pathlib import Path
 
