@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.source_runs import SyncOutcome, cipher_or_none, run_sync
+from bot.core.source_status import describe_source
 from bot.core.token_cipher import KEYS_SETTING, TokenCipher
 from rag import (
     ConfigurationError,
@@ -215,33 +216,6 @@ async def _list(args: argparse.Namespace, settings: Settings) -> int:
     for row in rows:
         print("\n".join(describe_source(row)))
     return EXIT_OK
-
-
-def describe_source(row: SourceRow) -> list[str]:
-    """A source in a few lines: what it reads, its last sync and what that sync did."""
-    where = row.settings.get("url") or row.settings.get("base_url")
-    scope = row.settings.get("branch") or row.settings.get("space")
-    lines = [f"{row.tenant_id}/{row.name}  {row.kind}  {where}  ({scope})"]
-    if row.last_sync_at is None:
-        lines.append("  never synced")
-        return lines
-    when = row.last_sync_at.strftime("%Y-%m-%d %H:%M UTC")
-    if row.last_outcome == "failed":
-        lines.append(
-            f"  last sync {when}: FAILED ({row.consecutive_failures} in a row): {row.last_error}"
-        )
-    report = row.last_report or {}
-    counts = report.get("documents", {})
-    if counts:
-        lines.append(
-            f"  {'last good sync' if row.last_outcome == 'failed' else 'last sync ' + when}: "
-            f"{counts.get('added', 0)} added, {counts.get('changed', 0)} changed, "
-            f"{counts.get('unchanged', 0)} unchanged, {counts.get('retired', 0)} retired, "
-            f"{counts.get('skipped', 0)} skipped, {counts.get('failed', 0)} failed"
-        )
-        lines.extend(f"    skipped {s['path']}: {s['reason']}" for s in report.get("skipped", []))
-        lines.extend(f"    failed {f['path']}: {f['reason']}" for f in report.get("failures", []))
-    return lines
 
 
 async def _sync(args: argparse.Namespace, settings: Settings) -> int:
