@@ -21,6 +21,7 @@ from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
+from bot.core.source_alerts import SourceFailureReports
 from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
 from bot.core.source_runs import cipher_or_none
 from bot.core.tasks import BackgroundTasks
@@ -208,11 +209,22 @@ async def _serve_with(
             job_handlers=handlers,
         )
         surfaces.append(teams_routes(teams_app))
+    owners = (
+        SlackOwnerMessenger(
+            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+        )
+        if app is not None
+        else None
+    )
     cipher = cipher_or_none(settings)
     handlers.register(
         SYNC_KIND,
         SourceSyncJob(
-            store=runtime.store, embedder=runtime.embedder, settings=settings, cipher=cipher
+            store=runtime.store,
+            embedder=runtime.embedder,
+            settings=settings,
+            cipher=cipher,
+            on_outcome=None if owners is None else SourceFailureReports(runtime.store, owners),
         ),
     )
     surfaces.append(source_hook_routes(runtime.store, jobs, cipher))
@@ -223,13 +235,6 @@ async def _serve_with(
         rag_metrics=runtime.service.metrics,
         bot_metrics=metrics,
         database=jobs.database,
-    )
-    owners = (
-        SlackOwnerMessenger(
-            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
-        )
-        if app is not None
-        else None
     )
     async with (
         upkeep_running(runtime.store, owners, settings),

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import ContextBlock, HeaderBlock, SectionBlock
 
+from bot.core.source_alerts import SourceFailure
 from bot.core.source_status import describe_source
 from bot.slack.blocks.card import MAX_BLOCKS, Card, build_card
 from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn
@@ -49,3 +50,24 @@ def render_source_status(tenant: str, rows: Sequence[SourceRow]) -> Card:
     if len(rows) > len(shown):
         blocks.append(ContextBlock(elements=[mrkdwn(f"+{len(rows) - len(shown)} more sources")]))
     return build_card(escape_mrkdwn(f"{title}: {len(rows)}"), blocks)
+
+
+def render_source_failure(failure: SourceFailure) -> Card:
+    """To the tenant's default owner: a source whose last syncs all failed."""
+    text = (
+        f"Runbook source {failure.tenant}/{failure.source} failed its last "
+        f"{failure.failures} syncs; its runbooks stay as they were until it syncs again."
+    )
+    blocks = [
+        SectionBlock(text=mrkdwn(f":warning: {escape_mrkdwn(text)}")),
+        SectionBlock(text=mrkdwn(clip(f"Last error: {escape_mrkdwn(failure.error)}", 2_900))),
+        ContextBlock(
+            elements=[
+                mrkdwn(
+                    f"Check it with `runbook source list --tenant {escape_mrkdwn(failure.tenant)}`"
+                    f" or `/runbook sources`."
+                )
+            ]
+        ),
+    ]
+    return build_card(escape_mrkdwn(text), blocks)
