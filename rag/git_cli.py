@@ -68,7 +68,10 @@ def git_environment(
         {
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+            # Neither the host's nor the service account's git config (credential helpers,
+            # URL rewrites) takes part: only what this source says.
             "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
             "LC_ALL": "C",
         }
     )
