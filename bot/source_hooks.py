@@ -1,9 +1,11 @@
-"""``POST /hooks/git/{source_id}``: a push announced by GitHub or GitLab queues a sync at once.
+"""``POST /hooks/git/{source_id}``: a push announced by GitHub or GitLab (or a page event of
+Confluence Cloud) queues a sync of the source at once.
 
-Verified with the source's own webhook secret: GitHub's ``X-Hub-Signature-256`` (an HMAC-SHA256
-of the raw body) or GitLab's ``X-Gitlab-Token`` (the secret itself), compared in constant time;
-anything else is 401. A push to another branch is acknowledged and ignored (202 with the
-reason). An unknown source is a bare 404 that says nothing more.
+Verified with the source's own webhook secret: GitHub's ``X-Hub-Signature-256`` or Confluence's
+``X-Hub-Signature`` (``sha256=`` and an HMAC-SHA256 of the raw body) or GitLab's
+``X-Gitlab-Token`` (the secret itself), compared in constant time; anything else is 401. A push
+to another branch (a page of another space) is acknowledged and ignored (202 with the reason).
+An unknown source is a bare 404 that says nothing more.
 """
 
 from __future__ import annotations
@@ -40,9 +42,7 @@ def source_hook_routes(store: Store, jobs: JobQueue, cipher: TokenCipher | None)
         row = await get_source(store, source_id)
         if row is None:
             raise web.HTTPNotFound()
-        body = await request.content.read(MAX_BODY_BYTES + 1)
-        if len(body) > MAX_BODY_BYTES:
-            raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY_BYTES, actual_size=len(body))
+        body = await _read_body(request)
         if not _verified(row, request, body, cipher):
             logger.info("webhook for source %s refused: bad or missing signature", source_id)
             raise web.HTTPUnauthorized()
@@ -50,20 +50,14 @@ def source_hook_routes(store: Store, jobs: JobQueue, cipher: TokenCipher | None)
         if event == "ping":
             return _accepted("ignored", "ping")
         payload = _json(body, form=request.content_type == "application/x-www-form-urlencoded")
-        branch = str(row.settings.get("branch", "main"))
-        ref = payload.get("ref")
-        if ref != f"refs/heads/{branch}":
-            return _accepted("ignored", f"not a push to {branch}")
-        after = payload.get("after") or payload.get("checkout_sha")
-        key = (
-            f"push-{after}"
-            if isinstance(after, str)
-            else f"push-{hashlib.sha256(body).hexdigest()}"
+        ignored = _ignored(row, payload)
+        if ignored is not None:
+            return _accepted("ignored", ignored)
+        # A redelivered push queues nothing twice; another commit (or page edit) queues another.
+        queued = await queue_sync(
+            jobs, source_id=row.source_id, tenant=row.tenant_id, key=_change_key(payload, body)
         )
-        queued = await queue_sync(jobs, source_id=row.source_id, tenant=row.tenant_id, key=key)
-        logger.info(
-            "push to source %s: sync %s", source_id, "queued" if queued else "already queued"
-        )
+        logger.info("change of source %s: sync %s", source_id, "queued" if queued else "known")
         return _accepted("queued" if queued else "duplicate", "sync queued")
 
     def add_routes(app: web.Application) -> None:
@@ -72,11 +66,40 @@ def source_hook_routes(store: Store, jobs: JobQueue, cipher: TokenCipher | None)
     return add_routes
 
 
+async def _read_body(request: web.Request) -> bytes:
+    """The whole body (a push of many commits can pass aiohttp's 1 MiB default), capped."""
+    body = bytearray()
+    async for chunk in request.content.iter_chunked(65_536):
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY_BYTES, actual_size=len(body))
+    return bytes(body)
+
+
+def _ignored(row: SourceRow, payload: dict[str, Any]) -> str | None:
+    """Why a verified event does not concern the source (another branch or space), or None."""
+    if row.kind == "confluence":
+        page = payload.get("page")
+        space = page.get("spaceKey") if isinstance(page, dict) else None
+        wanted = str(row.settings.get("space", ""))
+        return None if space in (None, wanted) else f"a page of another space than {wanted}"
+    branch = str(row.settings.get("branch", "main"))
+    return None if payload.get("ref") == f"refs/heads/{branch}" else f"not a push to {branch}"
+
+
+def _change_key(payload: dict[str, Any], body: bytes) -> str:
+    after = payload.get("after") or payload.get("checkout_sha")
+    if isinstance(after, str):
+        return f"push-{after}"
+    return f"event-{hashlib.sha256(body).hexdigest()}"
+
+
 def _verified(
     row: SourceRow, request: web.Request, body: bytes, cipher: TokenCipher | None
 ) -> bool:
     secret = str(open_secret(row.webhook_secret, cipher, "webhook secret")["secret"]).encode()
-    signature = request.headers.get("X-Hub-Signature-256")
+    # GitHub signs with X-Hub-Signature-256, Confluence Cloud with X-Hub-Signature (sha256=…).
+    signature = request.headers.get("X-Hub-Signature-256") or request.headers.get("X-Hub-Signature")
     if signature is not None:
         expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
         return hmac.compare_digest(signature.encode(), expected.encode())
