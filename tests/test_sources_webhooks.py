@@ -24,7 +24,16 @@ from bot.core.source_runs import run_sync
 from bot.core.tasks import BackgroundTasks
 from bot.server import build_web_app, serving, working
 from bot.source_hooks import source_hook_routes
-from rag import FastEmbedder, RagService, Settings, SourceRow, Store, add_source, get_source
+from rag import (
+    Embedder,
+    FastEmbedder,
+    RagService,
+    Settings,
+    SourceRow,
+    Store,
+    add_source,
+    get_source,
+)
 from tests.git_repos import GitRepo
 from tests.slack_harness import forget_unfinished_jobs
 
@@ -33,9 +42,7 @@ SECRET = "hook-secret-for-tests-0123456789"
 
 
 @asynccontextmanager
-async def bot_serving(
-    store: Store, embedder: FastEmbedder, settings: Settings
-) -> AsyncIterator[str]:
+async def bot_serving(store: Store, embedder: Embedder, settings: Settings) -> AsyncIterator[str]:
     """The public app with the hook route, and a worker that runs ``source.sync`` jobs."""
     await forget_unfinished_jobs(store)
     fast = settings.model_copy(update={"job_poll_s": 0.05})
