@@ -25,6 +25,7 @@ EMAIL = "oncall-bot@kestrel.example"
 API_TOKEN = "kestrel-cloud-token"
 PAT = "kestrel-dc-pat"
 SECRETS = (API_TOKEN, PAT)
+RUNBOOKS_PAGE = "4325393"
 # Ports this suite may serve fakes on (RUNBOOK_TEST_PORTS="first-last" moves them).
 _PORTS = os.environ.get("RUNBOOK_TEST_PORTS", "31260-31269")
 
@@ -60,6 +61,22 @@ class ConfluenceFake:
         async with session.request(method, f"{self.site}/_fake/{path}", json=body) as response:
             assert response.status < 300, (response.status, await response.text())
             return await response.json()
+
+    async def add_page(self, session: aiohttp.ClientSession, title: str, body: str) -> str:
+        """A new current page under OPS's "Runbooks" page; returns its id."""
+        created = await self.control(
+            session,
+            "POST",
+            "pages",
+            {"space": "OPS", "parentId": RUNBOOKS_PAGE, "title": title, "body": body},
+        )
+        return str(created["id"])
+
+    async def purge(self, session: aiohttp.ClientSession, page_id: str) -> None:
+        """Remove a page for good (nothing to do when it is gone already)."""
+        url = f"{self.site}/_fake/pages/{page_id}?purge=1"
+        async with session.delete(url) as response:
+            assert response.status in (200, 404), response.status
 
     async def pages(self, session: aiohttp.ClientSession, space: str = "OPS") -> dict[str, Any]:
         """The fake's own record of each current page of ``space``, by id."""
