@@ -93,6 +93,24 @@ async def test_every_page_reads_with_the_same_metadata_from_cloud_and_data_cente
         assert data_center.web_url == fake.data_center_url + dc_path
 
 
+async def test_both_flavours_give_the_same_runbook_for_every_page(
+    fake: ConfluenceFake, session: aiohttp.ClientSession, ops_pages: dict[str, dict[str, Any]]
+) -> None:
+    compared = 0
+    for page_id, listed in ops_pages.items():
+        if listed["probe_question"] is None:
+            continue
+        cloud, data_center = [
+            page_runbook(await fetch_page(session, space, page_id)) for space in fake.flavours()
+        ]
+        assert cloud.sections == data_center.sections, listed["title"]
+        assert cloud.frontmatter.model_dump(exclude={"url"}) == data_center.frontmatter.model_dump(
+            exclude={"url"}
+        )
+        compared += 1
+    assert compared >= 12
+
+
 async def test_a_page_runbook_has_ancestors_above_its_title_and_the_page_metadata(
     fake: ConfluenceFake, session: aiohttp.ClientSession
 ) -> None:
