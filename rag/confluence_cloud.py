@@ -19,7 +19,7 @@ from rag.confluence_fields import (
     text_field,
     timestamp_field,
 )
-from rag.confluence_http import ConfluenceConnection
+from rag.confluence_http import ConfluenceConnection, concurrently, first_failure
 from rag.confluence_space import ConfluencePage, PageVersion
 from rag.errors import ConfluenceAuthError, ConfluenceNotFoundError
 
@@ -52,21 +52,27 @@ async def list_cloud_pages(connection: ConfluenceConnection) -> list[PageVersion
         async with gate:
             return space.label in await _labels(connection, page.page_id)
 
-    keep = await asyncio.gather(*(labelled(page) for page in pages))
+    keep = await concurrently(*(labelled(page) for page in pages))
     return [page for page, wanted in zip(pages, keep, strict=True) if wanted]
 
 
 async def fetch_cloud_page(connection: ConfluenceConnection, page_id: str) -> ConfluencePage:
-    space_id = await _space_id(connection)
     subject = f"page {page_id}"
-    page, ancestors = await asyncio.gather(
-        connection.get(
-            _api(connection, f"/pages/{page_id}"),
-            {"body-format": "storage", "include-labels": "true"},
-            subject=subject,
-        ),
-        _ancestor_titles(connection, page_id),
-    )
+    # Three independent reads at once; the first failure cancels the others.
+    try:
+        async with asyncio.TaskGroup() as group:
+            space_task = group.create_task(_space_id(connection))
+            page_task = group.create_task(
+                connection.get(
+                    _api(connection, f"/pages/{page_id}"),
+                    {"body-format": "storage", "include-labels": "true"},
+                    subject=subject,
+                )
+            )
+            ancestors_task = group.create_task(_ancestor_titles(connection, page_id))
+    except ExceptionGroup as failed:
+        raise first_failure(failed) from None
+    space_id, page, ancestors = space_task.result(), page_task.result(), ancestors_task.result()
     if page.get("status") != "current" or str(page.get("spaceId")) != space_id:
         raise ConfluenceNotFoundError(
             f"page {page_id} is not a current page of the space",

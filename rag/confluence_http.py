@@ -12,7 +12,7 @@ import datetime as dt
 import email.utils
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=60, connect=10, sock_read=30)
 _RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DETAIL_CHARS = 200
+_T = TypeVar("_T")
 _E = TypeVar("_E", ConfluenceAuthError, ConfluenceNotFoundError, ConfluenceUnreachableError)
 
 
@@ -166,6 +167,27 @@ class ConfluenceConnection:
 
     def _error(self, kind: type[_E], message: str) -> _E:
         return kind(message, space_key=self.space.space_key, base_url=self.space.base_url)
+
+
+async def concurrently(*steps: Awaitable[_T]) -> list[_T]:
+    """Await the steps together; the first failure cancels the others and is raised as itself
+    (no request is left running after the caller has its answer)."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_run(step)) for step in steps]
+    except ExceptionGroup as failed:
+        raise first_failure(failed) from None
+    return [task.result() for task in tasks]
+
+
+def first_failure(failed: BaseExceptionGroup[Exception]) -> Exception:
+    """The first error in a task group's failure, the one a caller catches by its own class."""
+    first = failed.exceptions[0]
+    return first_failure(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+async def _run(step: Awaitable[_T]) -> _T:
+    return await step
 
 
 def _retry_after(value: str | None, attempt: int) -> float:
