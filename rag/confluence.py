@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import aiohttp
 
-from rag.confluence_cloud import fetch_cloud_page, list_cloud_pages
+from rag.confluence_cloud import CloudReader, list_cloud_pages
 from rag.confluence_fields import MalformedAnswer
-from rag.confluence_http import REQUEST_TIMEOUT, ConfluenceConnection, RetryPolicy
+from rag.confluence_http import REQUEST_TIMEOUT, ConfluenceConnection, RetryPolicy, concurrently
 from rag.confluence_runbook import SERVICE_LABEL_PREFIX, confluence_document_id, page_runbook
 from rag.confluence_server import fetch_server_page, list_server_pages
 from rag.confluence_space import (
@@ -68,17 +69,57 @@ async def fetch_page(
 
     Raises ``ConfluenceNotFoundError`` when it is gone, archived or in another space now.
     """
-    if not page_id.isdigit():
-        raise ConfluenceNotFoundError(
-            f"{page_id!r} is not a page id", space_key=space.space_key, base_url=space.base_url
-        )
+    return await _reader(session, space, retry)(page_id)
+
+
+async def fetch_pages(
+    session: aiohttp.ClientSession,
+    space: ConfluenceSpace,
+    page_ids: Sequence[str],
+    *,
+    concurrency: int = 4,
+    retry: RetryPolicy | None = None,
+) -> AsyncIterator[ConfluencePage | ConfluenceNotFoundError]:
+    """Each page in the order asked, read ``concurrency`` at a time; on Cloud what pages share
+    (space id, ancestors' titles, authors' names) is read once instead of once per page.
+
+    A page gone since the listing comes as its ``ConfluenceNotFoundError``; any other failure
+    (credentials, an unreachable site) ends the walk by raising.
+    """
+    read = _reader(session, space, retry)
+
+    async def read_one(page_id: str) -> ConfluencePage | ConfluenceNotFoundError:
+        try:
+            return await read(page_id)
+        except ConfluenceNotFoundError as gone:
+            return gone
+
+    for start in range(0, len(page_ids), max(1, concurrency)):
+        window = page_ids[start : start + max(1, concurrency)]
+        for outcome in await concurrently(*(read_one(page_id) for page_id in window)):
+            yield outcome
+
+
+def _reader(
+    session: aiohttp.ClientSession, space: ConfluenceSpace, retry: RetryPolicy | None
+) -> Callable[[str], Awaitable[ConfluencePage]]:
+    """A page reader over one connection: Cloud's remembers what pages share."""
     connection = ConfluenceConnection(session, space, retry=retry)
-    try:
-        if space.flavour is ConfluenceFlavour.CLOUD:
-            return await fetch_cloud_page(connection, page_id)
-        return await fetch_server_page(connection, page_id)
-    except MalformedAnswer as exc:
-        raise _malformed(space, exc) from exc
+    cloud = CloudReader(connection) if space.flavour is ConfluenceFlavour.CLOUD else None
+
+    async def read(page_id: str) -> ConfluencePage:
+        if not page_id.isdigit():
+            raise ConfluenceNotFoundError(
+                f"{page_id!r} is not a page id", space_key=space.space_key, base_url=space.base_url
+            )
+        try:
+            if cloud is not None:
+                return await cloud.page(page_id)
+            return await fetch_server_page(connection, page_id)
+        except MalformedAnswer as exc:
+            raise _malformed(space, exc) from exc
+
+    return read
 
 
 def _malformed(space: ConfluenceSpace, exc: MalformedAnswer) -> ConfluenceResponseError:
@@ -101,6 +142,7 @@ __all__ = [
     "RetryPolicy",
     "confluence_document_id",
     "fetch_page",
+    "fetch_pages",
     "list_pages",
     "page_runbook",
 ]

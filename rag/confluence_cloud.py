@@ -30,7 +30,7 @@ _LABEL_READS = 4
 
 async def list_cloud_pages(connection: ConfluenceConnection) -> list[PageVersion]:
     space = connection.space
-    space_id = await _space_id(connection)
+    space_id = await CloudReader(connection).space_id()
     pages: list[PageVersion] = []
     params = {"status": "current", "limit": _LIST_LIMIT}
     async for item in _walk(connection, f"/spaces/{space_id}/pages", params, subject="pages"):
@@ -56,53 +56,93 @@ async def list_cloud_pages(connection: ConfluenceConnection) -> list[PageVersion
     return [page for page, wanted in zip(pages, keep, strict=True) if wanted]
 
 
-async def fetch_cloud_page(connection: ConfluenceConnection, page_id: str) -> ConfluencePage:
-    subject = f"page {page_id}"
-    # Three independent reads at once; the first failure cancels the others.
-    try:
-        async with asyncio.TaskGroup() as group:
-            space_task = group.create_task(_space_id(connection))
-            page_task = group.create_task(
-                connection.get(
-                    _api(connection, f"/pages/{page_id}"),
-                    {"body-format": "storage", "include-labels": "true"},
-                    subject=subject,
+class CloudReader:
+    """Reads pages of one space, remembering what pages share — the space id, ancestors' titles,
+    authors' names — so each page after the first costs two requests (page, ancestor ids)."""
+
+    def __init__(self, connection: ConfluenceConnection) -> None:
+        self.connection = connection
+        self._space_id: str | None = None
+        self._titles: dict[str, str] = {}
+        self._names: dict[str, str | None] = {}
+
+    async def page(self, page_id: str) -> ConfluencePage:
+        connection = self.connection
+        subject = f"page {page_id}"
+        # Independent reads at once; the first failure cancels the others.
+        try:
+            async with asyncio.TaskGroup() as group:
+                space_task = group.create_task(self.space_id())
+                page_task = group.create_task(
+                    connection.get(
+                        _api(connection, f"/pages/{page_id}"),
+                        {"body-format": "storage", "include-labels": "true"},
+                        subject=subject,
+                    )
                 )
+                ancestors_task = group.create_task(self._ancestor_titles(page_id))
+        except ExceptionGroup as failed:
+            raise first_failure(failed) from None
+        page = page_task.result()
+        if page.get("status") != "current" or str(page.get("spaceId")) != space_task.result():
+            raise ConfluenceNotFoundError(
+                f"page {page_id} is not a current page of the space",
+                space_key=connection.space.space_key,
+                base_url=connection.space.base_url,
             )
-            ancestors_task = group.create_task(_ancestor_titles(connection, page_id))
-    except ExceptionGroup as failed:
-        raise first_failure(failed) from None
-    space_id, page, ancestors = space_task.result(), page_task.result(), ancestors_task.result()
-    if page.get("status") != "current" or str(page.get("spaceId")) != space_id:
-        raise ConfluenceNotFoundError(
-            f"page {page_id} is not a current page of the space",
-            space_key=connection.space.space_key,
-            base_url=connection.space.base_url,
+        version = object_field(page, "version", subject=subject)
+        labels_field = page.get("labels")
+        inline = labels_field if isinstance(labels_field, dict) else {}
+        labels: tuple[str, ...]
+        if isinstance(inline.get("meta"), dict) and not inline["meta"].get("hasMore"):
+            labels = _label_names(results_of(inline, subject=subject))
+        else:
+            labels = await _labels(connection, page_id)
+        author_id = version.get("authorId")
+        body = object_field(object_field(page, "body", subject=subject), "storage", subject=subject)
+        return ConfluencePage(
+            page_id=text_field(page, "id", subject=subject),
+            version=integer_field(version, "number", subject=subject),
+            title=text_field(page, "title", subject=subject),
+            ancestors=ancestors_task.result(),
+            labels=labels,
+            updated=timestamp_field(version, "createdAt", subject=subject),
+            author=await self._display_name(author_id) if isinstance(author_id, str) else None,
+            web_url=page_url(connection.space, page),
+            body=text_field(body, "value", subject=subject, allow_empty=True),
         )
-    version = object_field(page, "version", subject=subject)
-    labels_field = page.get("labels")
-    inline = labels_field if isinstance(labels_field, dict) else {}
-    labels: tuple[str, ...]
-    if isinstance(inline.get("meta"), dict) and not inline["meta"].get("hasMore"):
-        labels = _label_names(results_of(inline, subject=subject))
-    else:
-        labels = await _labels(connection, page_id)
-    author_id = version.get("authorId")
-    body = object_field(object_field(page, "body", subject=subject), "storage", subject=subject)
-    return ConfluencePage(
-        page_id=text_field(page, "id", subject=subject),
-        version=integer_field(version, "number", subject=subject),
-        title=text_field(page, "title", subject=subject),
-        ancestors=ancestors,
-        labels=labels,
-        updated=timestamp_field(version, "createdAt", subject=subject),
-        author=await _display_name(connection, author_id) if isinstance(author_id, str) else None,
-        web_url=page_url(connection.space, page),
-        body=text_field(body, "value", subject=subject, allow_empty=True),
-    )
+
+    async def space_id(self) -> str:
+        if self._space_id is None:
+            self._space_id = await _find_space_id(self.connection)
+        return self._space_id
+
+    async def _ancestor_titles(self, page_id: str) -> tuple[str, ...]:
+        """Titles from the space root down to the page's parent."""
+        connection = self.connection
+        subject = f"the ancestors of page {page_id}"
+        answer = await connection.get(
+            _api(connection, f"/pages/{page_id}/ancestors"),
+            {"limit": _LIST_LIMIT},
+            subject=subject,
+        )
+        results = results_of(answer, subject=subject)
+        ids = [text_field(item, "id", subject=subject) for item in results]
+        unknown = [ancestor for ancestor in ids if ancestor not in self._titles]
+        if unknown:
+            params = {"id": ",".join(unknown), "status": "current,archived", "limit": _LIST_LIMIT}
+            async for item in _walk(connection, "/pages", params, subject=subject):
+                title = text_field(item, "title", subject=subject)
+                self._titles[text_field(item, "id", subject=subject)] = title
+        return tuple(self._titles[ancestor] for ancestor in ids if ancestor in self._titles)
+
+    async def _display_name(self, account_id: str) -> str | None:
+        if account_id not in self._names:
+            self._names[account_id] = await _display_name(self.connection, account_id)
+        return self._names[account_id]
 
 
-async def _space_id(connection: ConfluenceConnection) -> str:
+async def _find_space_id(connection: ConfluenceConnection) -> str:
     space = connection.space
     try:
         found = await connection.get(
@@ -135,22 +175,6 @@ async def _labels(connection: ConfluenceConnection, page_id: str) -> tuple[str, 
     ):
         names.extend(_label_names([item]))
     return tuple(names)
-
-
-async def _ancestor_titles(connection: ConfluenceConnection, page_id: str) -> tuple[str, ...]:
-    """Titles from the space root down to the page's parent."""
-    subject = f"the ancestors of page {page_id}"
-    answer = await connection.get(
-        _api(connection, f"/pages/{page_id}/ancestors"), {"limit": _LIST_LIMIT}, subject=subject
-    )
-    ids = [text_field(item, "id", subject=subject) for item in results_of(answer, subject=subject)]
-    if not ids:
-        return ()
-    titles: dict[str, str] = {}
-    params = {"id": ",".join(ids), "status": "current,archived", "limit": _LIST_LIMIT}
-    async for item in _walk(connection, "/pages", params, subject=subject):
-        titles[text_field(item, "id", subject=subject)] = text_field(item, "title", subject=subject)
-    return tuple(titles[ancestor] for ancestor in ids if ancestor in titles)
 
 
 async def _display_name(connection: ConfluenceConnection, account_id: str) -> str | None:

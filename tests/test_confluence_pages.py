@@ -22,6 +22,7 @@ from rag.confluence import (
     ConfluenceSpace,
     confluence_document_id,
     fetch_page,
+    fetch_pages,
     page_runbook,
 )
 from rag.errors import ConfigurationError, EmptyRunbookError, RunbookFormatError
@@ -109,6 +110,35 @@ async def test_both_flavours_give_the_same_runbook_for_every_page(
         )
         compared += 1
     assert compared >= 12
+
+
+async def test_reading_pages_together_gives_the_same_pages_with_fewer_requests(
+    fake: ConfluenceFake, session: aiohttp.ClientSession, ops_pages: dict[str, dict[str, Any]]
+) -> None:
+    missing = "999999999"
+    wanted = [*ops_pages, missing]
+    authors = {page["author"] for page in ops_pages.values()}
+    ancestors = {title for page in ops_pages.values() for title in page["ancestors"]}
+    for space in fake.flavours():
+        await fake.control(session, "DELETE", "requests")
+        one_by_one = [await fetch_page(session, space, page_id) for page_id in ops_pages]
+        separate_requests = len(await fake.control(session, "GET", "requests"))
+        for concurrency in (1, 4):
+            await fake.control(session, "DELETE", "requests")
+            together = [
+                page async for page in fetch_pages(session, space, wanted, concurrency=concurrency)
+            ]
+            requests = len(await fake.control(session, "GET", "requests"))
+            assert together[:-1] == one_by_one, space.flavour
+            assert isinstance(together[-1], ConfluenceNotFoundError)
+            assert missing in str(together[-1])
+            if space.flavour is ConfluenceFlavour.CLOUD and concurrency == 1:
+                # Per page: the page and its ancestors' ids; the space id once, each author's
+                # name and each ancestor's title at most once.
+                bound = 1 + 2 * len(wanted) + len(authors) + len(ancestors)
+                assert requests <= bound < separate_requests, (requests, separate_requests)
+            elif space.flavour is ConfluenceFlavour.DATA_CENTER:
+                assert requests == separate_requests + 1
 
 
 async def test_a_page_runbook_has_ancestors_above_its_title_and_the_page_metadata(
