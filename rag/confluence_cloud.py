@@ -154,7 +154,8 @@ async def _find_space_id(connection: ConfluenceConnection) -> str:
         # The space list answers an empty list for a missing key: a 404 for the list itself is
         # how Cloud has been seen to answer credentials it does not accept.
         raise ConfluenceAuthError(
-            f"the site answered 404 for its own space list; check {space.auth.credential_name}",
+            f"the site answered 404 for its own space list; check {space.auth.credential_name} "
+            "and that the base URL is the one users open (https://SITE.atlassian.net/wiki)",
             space_key=space.space_key,
             base_url=space.base_url,
         ) from exc

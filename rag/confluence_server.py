@@ -27,9 +27,17 @@ _LIST_LIMIT = 100
 
 async def list_server_pages(connection: ConfluenceConnection) -> list[PageVersion]:
     space = connection.space
-    await connection.get(
-        _api(connection, f"/space/{space.space_key}"), subject=f"the space {space.space_key}"
-    )
+    try:
+        await connection.get(
+            _api(connection, f"/space/{space.space_key}"), subject=f"the space {space.space_key}"
+        )
+    except ConfluenceNotFoundError as exc:
+        raise ConfluenceNotFoundError(
+            "no such space (or the account may not see it, or the base URL is not the address "
+            "Confluence is served at)",
+            space_key=space.space_key,
+            base_url=space.base_url,
+        ) from exc
     expand = "version,metadata.labels" if space.label is not None else "version"
     params = {
         "spaceKey": space.space_key,

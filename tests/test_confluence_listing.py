@@ -214,3 +214,15 @@ async def test_a_page_trashed_purged_archived_or_made_a_draft_leaves_the_listing
             assert page_id not in {page.page_id for page in await list_pages(session, space)}
     finally:
         await fake.purge(session, page_id)
+
+
+async def test_a_base_url_that_is_not_the_sites_address_says_to_check_it(
+    fake: ConfluenceFake, session: aiohttp.ClientSession
+) -> None:
+    # Cloud without its /wiki, Data Center with a context path it does not have.
+    cloud = ConfluenceSpace(fake.site, "OPS", None, fake.cloud().auth)
+    with pytest.raises(ConfluenceAuthError, match=r"https://SITE\.atlassian\.net/wiki"):
+        await list_pages(session, cloud)
+    data_center = ConfluenceSpace(f"{fake.site}/confluence", "OPS", None, fake.data_center().auth)
+    with pytest.raises(ConfluenceNotFoundError, match="base URL is not the address"):
+        await list_pages(session, data_center)
