@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=60, connect=10, sock_read=30)
 _RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DETAIL_CHARS = 200
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
 _T = TypeVar("_T")
 _E = TypeVar("_E", ConfluenceAuthError, ConfluenceNotFoundError, ConfluenceUnreachableError)
 
@@ -57,11 +58,13 @@ class ConfluenceConnection:
         *,
         retry: RetryPolicy | None = None,
         timeout: aiohttp.ClientTimeout = REQUEST_TIMEOUT,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.session = session
         self.space = space
         self._retry = retry or RetryPolicy()
         self._timeout = timeout
+        self._max_answer_bytes = max_answer_bytes
         self._headers = {
             "Authorization": space.auth.authorization(),
             "Accept": "application/json",
@@ -108,7 +111,7 @@ class ConfluenceConnection:
                         )  # fmt: skip
                         await asyncio.sleep(min(wait, policy.max_wait_s))
                         continue
-                    text = await response.text(errors="replace")
+                    text = await self._read(response, subject)
                     location = response.headers.get("Location", "")
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
                 transport_failures += 1
@@ -120,6 +123,20 @@ class ConfluenceConnection:
                     ConfluenceUnreachableError, f"{reason} reading {subject} ({type(exc).__name__})"
                 ) from exc
             return self._decode(status, text, location, subject)
+
+    async def _read(self, response: aiohttp.ClientResponse, subject: str) -> str:
+        """The answer's text, refused past the cap (a page of 300 KB is far below it)."""
+        body = bytearray()
+        async for chunk in response.content.iter_chunked(1 << 16):
+            body += chunk
+            if len(body) > self._max_answer_bytes:
+                raise ConfluenceResponseError(
+                    f"the answer for {subject} is over {self._max_answer_bytes} bytes",
+                    space_key=self.space.space_key,
+                    base_url=self.space.base_url,
+                    status=response.status,
+                )
+        return body.decode("utf-8", errors="replace")
 
     def _decode(self, status: int, text: str, location: str, subject: str) -> dict[str, Any]:
         if status in (401, 403):

@@ -19,7 +19,7 @@ from rag.confluence import (
     ConfluencePage,
     ConfluenceSpace,
     confluence_document_id,
-    fetch_page,
+    fetch_pages,
     list_pages,
     page_runbook,
 )
@@ -68,8 +68,9 @@ async def sync_space(
     sources: list[SourceFile] = []
     empty: list[str] = []
     async with aiohttp.ClientSession() as session:
-        for listed in await list_pages(session, space):
-            page = await fetch_page(session, space, listed.page_id)
+        listed = [page.page_id for page in await list_pages(session, space)]
+        async for page in fetch_pages(session, space, listed):
+            assert isinstance(page, ConfluencePage), page
             try:
                 sources.append(page_source(space, page))
             except EmptyRunbookError:

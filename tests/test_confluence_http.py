@@ -160,3 +160,14 @@ async def test_a_retry_after_date_is_waited_for_before_asking_again(
     assert answer == {"key": "OPS"} and len(site.seen) == 2
     # An HTTP date has whole seconds: at least one of the two is left when it is read.
     assert waited >= 0.9, waited
+
+
+async def test_an_answer_over_the_size_cap_is_refused_unread(serve: Serve) -> None:
+    site = await serve(lambda request: web.json_response({"results": ["x" * 400_000]}))
+    async with aiohttp.ClientSession() as session:
+        connection = ConfluenceConnection(session, data_center(site), max_answer_bytes=300_000)
+        with pytest.raises(ConfluenceResponseError, match="over 300000 bytes"):
+            await connection.get(f"{site.url}/rest/api/content", subject="pages")
+        roomy = ConfluenceConnection(session, data_center(site), max_answer_bytes=500_000)
+        answer = await roomy.get(f"{site.url}/rest/api/content", subject="pages")
+    assert len(answer["results"][0]) == 400_000
