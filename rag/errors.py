@@ -13,7 +13,12 @@ RunbookError
 │   └── EmptyRunbookError       runbook_format_invalid (no text after the frontmatter)
 ├── QuestionError               question_invalid
 ├── SourceSyncError             source_* (source, reason): a source could not be synced
-└── AnswerProviderError         answer_provider_* (retryable)
+├── AnswerProviderError         answer_provider_* (retryable)
+└── ConfluenceError             confluence_* (space, base_url)
+    ├── ConfluenceAuthError         confluence_auth_failed
+    ├── ConfluenceNotFoundError     confluence_not_found
+    ├── ConfluenceUnreachableError  confluence_unreachable (retryable)
+    └── ConfluenceResponseError     confluence_bad_response (status)
 """
 
 from __future__ import annotations
@@ -144,3 +149,45 @@ class SourceSyncError(RunbookError):
         self.code = code
         self.retryable = code in ("source_unreachable", "source_failed")
         super().__init__(f"source {source!r}: {reason}")
+
+
+class ConfluenceError(RunbookError):
+    """Reading a Confluence space failed; the message names the space and site, never a secret."""
+
+    code = "confluence_error"
+
+    def __init__(self, message: str, *, space_key: str, base_url: str) -> None:
+        self.space_key = space_key
+        self.base_url = base_url
+        super().__init__(f"Confluence space {space_key} at {base_url}: {message}")
+
+
+class ConfluenceAuthError(ConfluenceError):
+    """The site refused the credentials (401) or the account may not read the space (403)."""
+
+    code = "confluence_auth_failed"
+
+
+class ConfluenceNotFoundError(ConfluenceError):
+    """The space, or a page of it, does not exist (or is not current any more)."""
+
+    code = "confluence_not_found"
+
+
+class ConfluenceUnreachableError(ConfluenceError):
+    """No usable answer: refused connection, timeout, or still throttled or failing when retried."""
+
+    code = "confluence_unreachable"
+    retryable = True
+
+
+class ConfluenceResponseError(ConfluenceError):
+    """An answer the client cannot use: unexpected status, a redirect, a body of the wrong shape."""
+
+    code = "confluence_bad_response"
+
+    def __init__(
+        self, message: str, *, space_key: str, base_url: str, status: int | None = None
+    ) -> None:
+        self.status = status
+        super().__init__(message, space_key=space_key, base_url=base_url)
