@@ -12,6 +12,7 @@ from rag.answers import (
 from rag.chunking import chunk_runbook
 from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
 from rag.cli import build_parser, run_cli
+from rag.confluence_source import ConfluenceReader, confluence_reader
 from rag.demo import run_demo
 from rag.embedding import Embedder, FastEmbedder
 from rag.errors import (
@@ -165,4 +166,6 @@ __all__ = [
     "SyncReport",
     "remove_source",
     "sync_source",
+    "ConfluenceReader",
+    "confluence_reader",
 ]

@@ -6,7 +6,6 @@ Shared by ``runbook source sync`` and the ``source.sync`` job of ``runbook serve
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from rag import (
     SourceSyncError,
     Store,
     SyncReport,
+    confluence_reader,
     ingest_limits,
     record_failed,
     sync_source,
@@ -90,9 +90,9 @@ def reader_for(row: SourceRow, *, settings: Settings, cipher: TokenCipher | None
             cache_dir=settings.data_dir / "sources" / str(row.source_id),
             max_file_bytes=settings.max_file_bytes,
         )
-    if row.kind == "confluence" and importlib.util.find_spec("rag.confluence") is None:
-        raise SourceSyncError(
-            label, "confluence sync not available in this build", code="source_unavailable"
+    if row.kind == "confluence":
+        return confluence_reader(
+            label, row.settings, opened, max_page_bytes=settings.max_file_bytes
         )
     raise SourceSyncError(label, f"no reader for {row.kind!r} sources", code="source_unavailable")
 
