@@ -17,6 +17,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     RUNBOOK_INTERNAL_HOST=0.0.0.0 \
     RUNBOOK_INTERNAL_PORT=9090
 
+# git: `runbook source` syncs runbooks from git repositories (https, ssh with a deploy key).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+
 # The embedded PostgreSQL refuses to run as root, and nothing else needs root either.
 RUN useradd --create-home --uid 10001 runbook \
     && mkdir /data && chown runbook:runbook /data

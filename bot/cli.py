@@ -21,6 +21,9 @@ from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
+from bot.core.source_alerts import SourceFailureReports
+from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
+from bot.core.source_runs import cipher_or_none
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher, generate_key
 from bot.core.upkeep import upkeep_running
@@ -34,6 +37,8 @@ from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.reseal import reseal_tokens
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
+from bot.source_hooks import source_hook_routes
+from bot.sources_cli import add_source_commands, source_command
 from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
@@ -58,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "start": _start_command,
         "secrets": _secrets_command,
         "teams": teams_command,
+        "source": source_command,
         **OWNER_HANDLERS,
         **bench_handlers,
     }
@@ -72,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _add_commands(commands: Any) -> None:
     add_owner_commands(commands)
+    add_source_commands(commands)
     serve = commands.add_parser(
         "serve", help="run the Slack app (HTTP or Socket Mode) and/or the Teams app"
     )
@@ -202,6 +209,25 @@ async def _serve_with(
             job_handlers=handlers,
         )
         surfaces.append(teams_routes(teams_app))
+    owners = (
+        SlackOwnerMessenger(
+            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+        )
+        if app is not None
+        else None
+    )
+    cipher = cipher_or_none(settings)
+    handlers.register(
+        SYNC_KIND,
+        SourceSyncJob(
+            store=runtime.store,
+            embedder=runtime.embedder,
+            settings=settings,
+            cipher=cipher,
+            on_outcome=None if owners is None else SourceFailureReports(runtime.store, owners),
+        ),
+    )
+    surfaces.append(source_hook_routes(runtime.store, jobs, cipher))
     worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
     web_app = build_web_app(surfaces=surfaces)
     internal_app = build_internal_app(
@@ -210,14 +236,10 @@ async def _serve_with(
         bot_metrics=metrics,
         database=jobs.database,
     )
-    owners = (
-        SlackOwnerMessenger(
-            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
-        )
-        if app is not None
-        else None
-    )
-    async with upkeep_running(runtime.store, owners, settings):
+    async with (
+        upkeep_running(runtime.store, owners, settings),
+        source_schedule_running(runtime.store, jobs, settings),
+    ):
         if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
             await run_socket_mode(
                 app,

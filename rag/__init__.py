@@ -12,6 +12,7 @@ from rag.answers import (
 from rag.chunking import chunk_runbook
 from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
 from rag.cli import build_parser, run_cli
+from rag.confluence_source import ConfluenceReader, confluence_reader
 from rag.demo import run_demo
 from rag.embedding import Embedder, FastEmbedder
 from rag.errors import (
@@ -26,9 +27,12 @@ from rag.errors import (
     QuestionError,
     RunbookError,
     RunbookFormatError,
+    SourceSyncError,
     StoreError,
 )
 from rag.evidence import Evidence, Excerpt
+from rag.git_cli import GitCredential
+from rag.git_source import GitReader, GitSourceSettings
 from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
 from rag.metrics import RagMetrics
@@ -39,6 +43,23 @@ from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, se
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from rag.source_reader import (
+    ItemProblem,
+    SourceDocument,
+    SourceListing,
+    SourceMeta,
+    SourceRead,
+    SourceReader,
+)
+from rag.source_rows import (
+    SourceRow,
+    add_source,
+    claim_failure_report,
+    get_source,
+    list_sources,
+    record_failed,
+)
+from rag.source_sync import SyncReport, remove_source, sync_source
 from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
 from rag.staleness import age_in_days
 from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
@@ -126,4 +147,25 @@ __all__ = [
     "quote_at",
     "remove_workspace",
     "run_demo",
+    "SourceSyncError",
+    "GitCredential",
+    "GitReader",
+    "GitSourceSettings",
+    "ItemProblem",
+    "SourceDocument",
+    "SourceListing",
+    "SourceMeta",
+    "SourceRead",
+    "SourceReader",
+    "SourceRow",
+    "add_source",
+    "claim_failure_report",
+    "get_source",
+    "list_sources",
+    "record_failed",
+    "SyncReport",
+    "remove_source",
+    "sync_source",
+    "ConfluenceReader",
+    "confluence_reader",
 ]

@@ -12,7 +12,13 @@ RunbookError
 ├── RunbookFormatError          runbook_format_invalid (reason)
 │   └── EmptyRunbookError       runbook_format_invalid (no text after the frontmatter)
 ├── QuestionError               question_invalid
-└── AnswerProviderError         answer_provider_* (retryable)
+├── SourceSyncError             source_* (source, reason): a source could not be synced
+├── AnswerProviderError         answer_provider_* (retryable)
+└── ConfluenceError             confluence_* (space, base_url)
+    ├── ConfluenceAuthError         confluence_auth_failed
+    ├── ConfluenceNotFoundError     confluence_not_found
+    ├── ConfluenceUnreachableError  confluence_unreachable (retryable)
+    └── ConfluenceResponseError     confluence_bad_response (status)
 """
 
 from __future__ import annotations
@@ -124,3 +130,64 @@ class RunbookFormatError(RunbookError):
 
 class EmptyRunbookError(RunbookFormatError):
     """Frontmatter and nothing else: a section page (Hugo's ``_index.md``), not a runbook."""
+
+
+class SourceSyncError(RunbookError):
+    """A source (git repository, Confluence space) could not be read; nothing was changed.
+
+    ``code`` says what to fix: ``source_unreachable``, ``source_auth_failed``,
+    ``source_not_found`` (branch, space), ``source_unavailable`` (a kind this build cannot
+    sync) or ``source_failed``. The message names the source and never holds a credential.
+    """
+
+    code = "source_failed"
+    retryable = True
+
+    def __init__(self, source: str, reason: str, *, code: str = "source_failed") -> None:
+        self.source = source
+        self.reason = reason
+        self.code = code
+        self.retryable = code in ("source_unreachable", "source_failed")
+        super().__init__(f"source {source!r}: {reason}")
+
+
+class ConfluenceError(RunbookError):
+    """Reading a Confluence space failed; the message names the space and site, never a secret."""
+
+    code = "confluence_error"
+
+    def __init__(self, message: str, *, space_key: str, base_url: str) -> None:
+        self.space_key = space_key
+        self.base_url = base_url
+        super().__init__(f"Confluence space {space_key} at {base_url}: {message}")
+
+
+class ConfluenceAuthError(ConfluenceError):
+    """The site refused the credentials (401) or the account may not read the space (403)."""
+
+    code = "confluence_auth_failed"
+
+
+class ConfluenceNotFoundError(ConfluenceError):
+    """The space, or a page of it, does not exist (or is not current any more)."""
+
+    code = "confluence_not_found"
+
+
+class ConfluenceUnreachableError(ConfluenceError):
+    """No usable answer: refused connection, timeout, or still throttled or failing when retried."""
+
+    code = "confluence_unreachable"
+    retryable = True
+
+
+class ConfluenceResponseError(ConfluenceError):
+    """An answer the client cannot use: unexpected status, a redirect, a body of the wrong shape."""
+
+    code = "confluence_bad_response"
+
+    def __init__(
+        self, message: str, *, space_key: str, base_url: str, status: int | None = None
+    ) -> None:
+        self.status = status
+        super().__init__(message, space_key=space_key, base_url=base_url)

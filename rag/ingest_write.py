@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from psycopg import AsyncConnection
+from psycopg.rows import TupleRow
+
 from rag.embedding import Embedder, Vectors
 from rag.ingest_embed import PendingDocument
 from rag.ingest_report import IngestReport
@@ -77,6 +80,18 @@ async def write_version(
     vectors: Vectors,
     report: IngestReport,
 ) -> None:
+    async with store.pool.connection() as conn, conn.transaction():
+        await write_version_on(conn, embedder, document, vectors, report)
+
+
+async def write_version_on(
+    conn: AsyncConnection[TupleRow],
+    embedder: Embedder,
+    document: PendingDocument,
+    vectors: Vectors,
+    report: IngestReport,
+) -> None:
+    """``write_version`` inside the caller's transaction (a source sync publishes in one)."""
     source = document.source
     meta = source.runbook.frontmatter
     retired = meta.superseded_by is not None
@@ -96,32 +111,31 @@ async def write_version(
         "embedding_model": embedder.model_id,
         "parse_revision": PARSE_REVISION,
     }
-    async with store.pool.connection() as conn, conn.transaction():
-        # Serialise writers of one document so version numbers never collide.
-        await conn.execute(_LOCK_DOCUMENT, params)
-        replaced = await conn.execute(_SUPERSEDE_DOCUMENT, params)
-        await conn.execute(_SUPERSEDE_CHUNKS, params)
-        cur = await conn.execute(_INSERT_DOCUMENT, params)
-        row = await cur.fetchone()
-        assert row is not None
-        version = row[0]
-        chunk_rows = [
-            {
-                **params,
-                "version": version,
-                "ordinal": ordinal,
-                "heading_path": list(heading_path),
-                "headings": " ".join(heading_path),
-                "content": content,
-                "embedding": vector,
-                "embedding_dim": embedder.dim,
-            }
-            for ordinal, ((heading_path, content), vector) in enumerate(
-                zip(document.chunk_contents, vectors, strict=True)
-            )
-        ]
-        async with conn.cursor() as cursor:
-            await cursor.executemany(_INSERT_CHUNK, chunk_rows)
+    # Serialise writers of one document so version numbers never collide.
+    await conn.execute(_LOCK_DOCUMENT, params)
+    replaced = await conn.execute(_SUPERSEDE_DOCUMENT, params)
+    await conn.execute(_SUPERSEDE_CHUNKS, params)
+    cur = await conn.execute(_INSERT_DOCUMENT, params)
+    row = await cur.fetchone()
+    assert row is not None
+    version = row[0]
+    chunk_rows = [
+        {
+            **params,
+            "version": version,
+            "ordinal": ordinal,
+            "heading_path": list(heading_path),
+            "headings": " ".join(heading_path),
+            "content": content,
+            "embedding": vector,
+            "embedding_dim": embedder.dim,
+        }
+        for ordinal, ((heading_path, content), vector) in enumerate(
+            zip(document.chunk_contents, vectors, strict=True)
+        )
+    ]
+    async with conn.cursor() as cursor:
+        await cursor.executemany(_INSERT_CHUNK, chunk_rows)
     report.chunks_written += len(document.chunk_contents)
     report.superseded += replaced.rowcount
     if retired:
@@ -136,9 +150,15 @@ async def retire_documents(store: Store, tenant: str, document_ids: list[str]) -
     """Retire these current documents and their chunks; return how many were retired."""
     if not document_ids:
         return 0
-    params = {"tenant": tenant, "gone": document_ids}
     async with store.pool.connection() as conn, conn.transaction():
-        cur = await conn.execute(_RETIRE_DOCUMENTS, params)
-        gone = [row[0] for row in await cur.fetchall()]
-        await conn.execute(_RETIRE_CHUNKS, {"tenant": tenant, "gone": gone})
+        return await retire_documents_on(conn, tenant, document_ids)
+
+
+async def retire_documents_on(
+    conn: AsyncConnection[TupleRow], tenant: str, document_ids: list[str]
+) -> int:
+    """``retire_documents`` inside the caller's transaction."""
+    cur = await conn.execute(_RETIRE_DOCUMENTS, {"tenant": tenant, "gone": document_ids})
+    gone = [row[0] for row in await cur.fetchall()]
+    await conn.execute(_RETIRE_CHUNKS, {"tenant": tenant, "gone": gone})
     return len(gone)

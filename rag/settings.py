@@ -156,6 +156,12 @@ class Settings(BaseSettings):
     owner_batch_minutes: int = Field(default=60, ge=1)
     owner_flush_interval_s: float = Field(default=60.0, gt=0)
 
+    # Runbook sources (issue 25): `runbook serve` syncs each source this often (and at once on
+    # a signed push webhook); the webhook URL that `runbook source add` prints starts with
+    # public_url, the address the internet reaches RUNBOOK_PORT at (https://runbooks.example.com).
+    source_sync_interval_min: float = Field(default=15.0, gt=0)
+    public_url: str | None = None
+
     @field_validator("prepare_threshold", mode="before")
     @classmethod
     def _none_disables_preparing(cls, value: object) -> object:

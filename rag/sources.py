@@ -185,15 +185,19 @@ def read_text(path: Path, *, max_bytes: int) -> tuple[bytes, str]:
             raise IngestFileError(path, f"cannot read: {exc.strerror}") from exc
     if len(raw) > max_bytes:
         raise IngestFileError(path, f"file is over the {max_bytes}-byte cap")
+    return raw, decode_runbook_bytes(path, raw)
+
+
+def decode_runbook_bytes(path: Path, raw: bytes) -> str:
+    """The text of a runbook file's bytes, or ``IngestFileError`` (empty, binary, not UTF-8)."""
     if not raw.strip():
         raise IngestFileSkipped(path, "empty file")
     if b"\x00" in raw:
         raise IngestFileError(path, "binary file (contains NUL bytes)")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestFileError(path, f"not UTF-8 (invalid byte at offset {exc.start})") from exc
-    return raw, text
 
 
 def content_sha256(raw: bytes) -> str:

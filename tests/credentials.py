@@ -8,6 +8,7 @@ SLACK_APP_TOKEN = "xapp-test-app-token-000000000000"
 SLACK_SIGNING_SECRET = "test-signing-secret-8f3a9c"
 SLACK_CLIENT_SECRET = "test-client-secret-55aa"
 TEAMS_APP_PASSWORD = "test-teams-password-0000"
+GIT_TOKEN = "ghp_test-git-token-NEVER-LOGGED-0000"
 
 ALL = (
     ANTHROPIC_API_KEY,
@@ -16,4 +17,5 @@ ALL = (
     SLACK_SIGNING_SECRET,
     SLACK_CLIENT_SECRET,
     TEAMS_APP_PASSWORD,
+    GIT_TOKEN,
 )

@@ -1,4 +1,5 @@
-"""``/runbook <question>``: a private answer through the command's response_url.
+"""``/runbook <question>``: a private answer through the command's response_url;
+``/runbook sources``: the tenant's runbook sources and their last syncs.
 
 The listener queues a ``slack.command`` job, then acks with a "searching" placeholder, which
 the answer replaces (``replace_original``: a re-run replaces it again, never adds a second).
@@ -17,14 +18,18 @@ from bot.core.answers_store import Placement
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
 from bot.slack.answering import Bot
-from bot.slack.blocks import render_searching, render_timed_out, render_usage
+from bot.slack.blocks import Card, render_searching, render_timed_out, render_usage
+from bot.slack.blocks.source_status import render_source_status
 from bot.slack.job_replies import COMMAND, PrivateReply, queue_request
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
+from rag import list_sources
 
 logger = logging.getLogger(__name__)
 
 COMMAND_NAME = "/runbook"
 _HELP_WORDS = frozenset({"", "help", "?", "-h", "--help"})
+# `/runbook sources`: the tenant's runbook sources and their last syncs, not a question.
+SOURCES_WORD = "sources"
 
 
 def register_commands(app: AsyncApp, bot: Bot) -> None:
@@ -52,9 +57,21 @@ class CommandListener:
             usage = render_usage()
             await ack(text=usage.text, blocks=usage.blocks)
             return
+        if question_of(command).lower() == SOURCES_WORD:
+            card = await self._sources_card(body, context)
+            await ack(text=card.text, blocks=card.blocks)
+            return
         await queue_request(self.bot, COMMAND, body.get("trigger_id"), body, context)
         searching = render_searching()
         await ack(text=searching.text, blocks=searching.blocks)
+
+    async def _sources_card(self, body: dict[str, Any], context: AsyncBoltContext) -> Card:
+        """The tenant's sources, in the ack itself (ephemeral): two small reads, no job."""
+        origin = origin_of(body, context)
+        tenant = await tenant_of(self.bot.store, origin)
+        if tenant is None:
+            return not_connected_card(origin)
+        return render_source_status(tenant, await list_sources(self.bot.store, tenant=tenant))
 
 
 class CommandJob:

@@ -1,4 +1,5 @@
-"""Sending a batch of 👎 notes to a runbook's owner in Slack: a user's DM, each member of a
+"""Sending a batch of 👎 notes to a runbook's owner in Slack (and a failing source's report to
+the tenant's default owner): a user's DM, each member of a
 user group, or a channel; with the bot token of the workspace the votes came from.
 """
 
@@ -12,7 +13,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.owner_queue import SENT, OwnerBatch
 from bot.core.owners import target_kind
+from bot.core.source_alerts import SourceFailure
 from bot.slack.blocks.owner_note import render_owner_note
+from bot.slack.blocks.source_status import render_source_failure
 from bot.slack.delivery import slack_error
 from bot.slack.retries import install_retry_handlers
 
@@ -50,6 +53,21 @@ class SlackOwnerMessenger:
                     blocks=card.blocks,
                     unfurl_links=False,
                     unfurl_media=False,
+                )
+        except SlackApiError as exc:
+            return f"failed:{slack_error(exc)}"
+        return SENT
+
+    async def send_source_failure(self, failure: SourceFailure) -> str:
+        """``SourceFailureMessenger``: a source that keeps failing, to the default owner."""
+        client = await self._client_for(failure.enterprise_id, failure.team_id)
+        if client is None:
+            return "failed:not_installed"
+        card = render_source_failure(failure)
+        try:
+            for channel in await self._recipients(client, failure.target):
+                await client.chat_postMessage(
+                    channel=channel, text=card.text, blocks=card.blocks, unfurl_links=False
                 )
         except SlackApiError as exc:
             return f"failed:{slack_error(exc)}"

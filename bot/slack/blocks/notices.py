@@ -17,7 +17,8 @@ USAGE = (
     "• Mention @runbook-bot in a thread: the answer goes in that thread; in an alert's "
     "thread a bare mention asks about the alert\n"
     "• *Ask runbooks* in an alert message's ⋮ menu (message shortcut): answers in the "
-    "alert's thread"
+    "alert's thread\n"
+    "• `/runbook sources`: where your runbooks come from, and how their last syncs went"
 )
 EXAMPLES = (
     "*Examples*\n"

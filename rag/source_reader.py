@@ -1,0 +1,88 @@
+"""What a source kind provides to the sync: the ``SourceReader`` seam and the values it returns.
+
+A reader lists the items a source holds now, each with a version key (a git blob id, a
+Confluence page version), and reads only the items whose version changed since the last sync
+into parsed runbooks, with the metadata the source knows (url, last update, owner, tags,
+service). ``rag.source_sync`` does everything else (compare, embed, publish, retire), the same
+for every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rag.runbook import Frontmatter, ParsedRunbook
+
+
+@dataclass(frozen=True)
+class SourceMeta:
+    """What the source says about a document; the runbook's own frontmatter wins over it."""
+
+    url: str | None = None
+    updated: str | None = None  # YYYY-MM-DD
+    owner: str | None = None
+    tags: tuple[str, ...] = ()
+    service: str | None = None
+
+    def under(self, frontmatter: Frontmatter) -> Frontmatter:
+        """``frontmatter`` with the fields it leaves empty taken from the source."""
+        fills = {
+            "url": frontmatter.url or self.url,
+            "updated": frontmatter.updated or self.updated,
+            "owner": frontmatter.owner or self.owner,
+            "tags": frontmatter.tags or self.tags,
+            "service": frontmatter.service or self.service,
+        }
+        return frontmatter.model_copy(update=fills)
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """One changed item, read and parsed. ``path`` is what is stored as the document's
+    ``source_path`` (a file path, ``confluence/<page id>``)."""
+
+    item_id: str
+    version: str
+    document_id: str
+    path: str
+    sha256: str
+    runbook: ParsedRunbook
+    meta: SourceMeta = SourceMeta()
+
+
+@dataclass(frozen=True)
+class ItemProblem:
+    """An item not published, and why. ``skipped``: deliberately (a link, a binary or oversize
+    file), listed and retired if it was a document; otherwise it failed (a parse error) and its
+    earlier document, if any, stays."""
+
+    item_id: str
+    reason: str
+    skipped: bool
+
+
+@dataclass(frozen=True)
+class SourceListing:
+    """The items a source holds now (item id → version key), the ones passed over at listing
+    (item id → reason), and the version of the whole source (a commit id; '' if none)."""
+
+    items: Mapping[str, str]
+    passed_over: Mapping[str, str] = field(default_factory=dict)
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    documents: list[SourceDocument] = field(default_factory=list)
+    problems: list[ItemProblem] = field(default_factory=list)
+
+
+class SourceReader(Protocol):
+    """One configured source of one kind. Raises ``SourceSyncError`` when the source cannot be
+    read at all (unreachable, refused credentials, missing branch or space)."""
+
+    async def list_items(self) -> SourceListing: ...
+
+    async def read_items(self, listing: SourceListing, item_ids: Sequence[str]) -> SourceRead: ...
