@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     onnx_threads: int = Field(default=2, ge=1)
     # Padded tokens per ONNX batch (texts are batched by length, shortest first), and the word
     # pieces of a text the model reads; the latter is part of the stored embedding model id.
-    embed_batch_tokens: int = Field(default=4_096, ge=64)
+    embed_batch_tokens: int = Field(default=2_048, ge=64)
     embed_max_tokens: int = Field(default=512, ge=16)
 
     max_file_bytes: int = Field(default=1_000_000, ge=1)
