@@ -13,6 +13,7 @@ from rag.chunking import chunk_runbook
 from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
 from rag.cli import build_parser, run_cli
 from rag.demo import run_demo
+from rag.embed_batches import token_budget_batches
 from rag.embedding import Embedder, FastEmbedder
 from rag.errors import (
     AnswerProviderError,
@@ -33,6 +34,7 @@ from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
 from rag.metrics import RagMetrics
 from rag.model_files import assemble_default_model
+from rag.ordinary_words import NO_ORDINARY_WORDS
 from rag.partitions import RebalanceReport, rebalance
 from rag.rank import RRF_K, ScopeHints
 from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
@@ -72,6 +74,8 @@ __all__ = [
     "resolve_database_url",
     "rebalance",
     "search",
+    "token_budget_batches",
+    "NO_ORDINARY_WORDS",
     "AnswerProviderError",
     "Answerer",
     "AskResult",
