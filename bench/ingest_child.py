@@ -71,14 +71,15 @@ async def measure(mode: str, corpus: Path, run: str, questions: int) -> dict[str
                         "DELETE FROM tenants WHERE tenant_id LIKE %s", (f"bench-{run}-{mode}%",)
                     )
         result["query_ms"] = await _query_latency(embedder, questions)
+        # Before the raw run, whose second session would count: ru_maxrss is in KiB on Linux,
+        # the whole process with its model and buffers.
+        result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         if mode == "new":
             texts = chunk_texts(corpus, settings)
             result["raw_onnx"] = await asyncio.to_thread(measure_raw_onnx, folder, texts, settings)
     finally:
         if closer is not None:
             closer.close()
-    # ru_maxrss is in KiB on Linux: the whole process, model and buffers included.
-    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return result
 
 
