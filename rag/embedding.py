@@ -22,6 +22,7 @@ from tokenizers import Tokenizer
 from rag.embed_batches import token_budget_batches
 from rag.errors import EmbeddingError, ModelFileError
 from rag.model_files import DEFAULT_MODEL_FILES, assemble_default_model, sha256_of
+from rag.native_heap import fix_mmap_threshold
 from rag.ordinary_words import NO_ORDINARY_WORDS, OrdinaryWords
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 
@@ -76,6 +77,7 @@ class FastEmbedder:
     def load_sync(cls, settings: Settings) -> FastEmbedder:
         from fastembed import TextEmbedding
 
+        fix_mmap_threshold()
         model_name = settings.embedding_model
         kwargs: dict[str, Any] = {
             "threads": settings.onnx_threads,

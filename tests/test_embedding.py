@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import platform
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from rag import FastEmbedder, Settings
 from rag.embed_batches import token_budget_batches
+from rag.native_heap import fix_mmap_threshold
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -90,3 +92,8 @@ def test_a_shorter_input_bound_ignores_the_words_past_it(
     full = embedder.embed_sync(tails)
     np.testing.assert_allclose(bounded[0], bounded[1], atol=1e-6)
     assert not np.allclose(full[0], full[1], atol=1e-6)
+
+
+def test_the_mmap_threshold_is_pinned_on_glibc() -> None:
+    # This image runs glibc; where there is none the call reports False instead of failing.
+    assert fix_mmap_threshold() is (platform.libc_ver()[0] == "glibc")
