@@ -15,8 +15,17 @@ def add_bench_command(commands: Any) -> None:
     """Register ``bench`` on the subcommand action of ``rag.build_parser()``."""
     bench = commands.add_parser("bench", help="benchmarks that print JSON")
     bench.add_argument("name", choices=["ingest", "scale", "peer", "embed"])
-    bench.add_argument("--corpus", type=Path, default=Path("corpus"))
-    bench.add_argument("--synthetic-docs", type=int, default=1000)
+    bench.add_argument(
+        "--corpus",
+        type=Path,
+        default=Path("corpus"),
+        help="ingest: a folder of tenant folders (the GitLab runbooks: evals/collections/gitlab)",
+    )
+    bench.add_argument(
+        "--modes",
+        default="old,new",
+        help="ingest: which settings to measure, each in its own process (comma-separated)",
+    )
     bench.add_argument("--output", type=Path, default=Path("bench/results"))
     bench.add_argument("--chunks", type=int, default=100_000, help="scale, peer: store size")
     bench.add_argument("--tenants", type=int, default=1000, help="scale, peer: tenant count")
@@ -56,7 +65,7 @@ def add_bench_command(commands: Any) -> None:
         help="scale, peer: CPU other processes may use while measuring, as a share of one "
         "core; above it the result is written with valid=false and the command exits 1",
     )
-    bench.add_argument("--questions", type=int, default=200, help="embed: single questions")
+    bench.add_argument("--questions", type=int, default=200, help="embed, ingest: single questions")
     bench.add_argument("--batch-texts", type=int, default=256, help="embed: ~250-token texts")
 
 
@@ -85,8 +94,11 @@ async def bench_command(args: argparse.Namespace, settings: Settings) -> int:
         )
     from bench.ingest import run_ingest_benchmark
 
+    modes = [mode for mode in args.modes.split(",") if mode]
+    if not set(modes) <= {"old", "new"}:
+        raise SystemExit("bench ingest: --modes takes old, new or both")
     return await run_ingest_benchmark(
-        settings, corpus=args.corpus, synthetic_docs=args.synthetic_docs, output=args.output
+        settings, corpus=args.corpus, modes=modes, questions=args.questions, output=args.output
     )
 
 

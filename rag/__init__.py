@@ -14,6 +14,7 @@ from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, q
 from rag.cli import build_parser, run_cli
 from rag.confluence_source import ConfluenceReader, confluence_reader
 from rag.demo import run_demo
+from rag.embed_batches import token_budget_batches
 from rag.embedding import Embedder, FastEmbedder
 from rag.errors import (
     AnswerProviderError,
@@ -37,6 +38,7 @@ from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
 from rag.metrics import RagMetrics
 from rag.model_files import assemble_default_model
+from rag.ordinary_words import NO_ORDINARY_WORDS
 from rag.partitions import RebalanceReport, rebalance
 from rag.rank import RRF_K, ScopeHints
 from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
@@ -93,6 +95,8 @@ __all__ = [
     "resolve_database_url",
     "rebalance",
     "search",
+    "token_budget_batches",
+    "NO_ORDINARY_WORDS",
     "AnswerProviderError",
     "Answerer",
     "AskResult",

@@ -1,4 +1,8 @@
-"""Text embedding with fastembed, off the event loop, with a bounded ONNX thread count."""
+"""Text embedding with fastembed, off the event loop, with a bounded ONNX thread count.
+
+Texts are embedded in length-sorted batches of a bounded padded size (``rag.embed_batches``):
+padding costs no compute and ONNX Runtime's buffers stay the size of one budget.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,18 @@ import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+from tokenizers import Tokenizer
 
+from rag.embed_batches import token_budget_batches
 from rag.errors import EmbeddingError, ModelFileError
 from rag.model_files import DEFAULT_MODEL_FILES, assemble_default_model, sha256_of
+from rag.native_heap import fix_mmap_threshold
 from rag.ordinary_words import NO_ORDINARY_WORDS, OrdinaryWords
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 
@@ -49,14 +57,15 @@ class FastEmbedder:
         *,
         model_id: str,
         dim: int,
-        batch_size: int,
+        batch_tokens: int,
         ordinary_words: OrdinaryWords = NO_ORDINARY_WORDS,
     ) -> None:
         self._model = model
         self.model_id = model_id
         self.dim = dim
         self.ordinary_words = ordinary_words
-        self._batch_size = batch_size
+        self._batch_tokens = batch_tokens
+        self._lengths = _length_counter(model)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._lock = threading.Lock()
 
@@ -68,8 +77,15 @@ class FastEmbedder:
     def load_sync(cls, settings: Settings) -> FastEmbedder:
         from fastembed import TextEmbedding
 
+        fix_mmap_threshold()
         model_name = settings.embedding_model
-        kwargs: dict[str, Any] = {"threads": settings.onnx_threads, "lazy_load": False}
+        kwargs: dict[str, Any] = {
+            "threads": settings.onnx_threads,
+            "lazy_load": False,
+            # The arena keeps the largest batch's buffers for the life of the process (GBs at
+            # 32 × 512 tokens); without it each batch frees what it used.
+            "enable_cpu_mem_arena": False,
+        }
         model_dir: Path | None = None
         if settings.embedding_model_path is not None:
             model_dir = settings.embedding_model_path
@@ -85,15 +101,26 @@ class FastEmbedder:
             kwargs["cache_dir"] = str(settings.models_dir / "fastembed")
         try:
             model = TextEmbedding(model_name=model_name, **kwargs)
+            max_tokens = _bound_input(model, settings.embed_max_tokens)
             probe = np.asarray(next(iter(model.embed(["probe"]))), dtype=np.float32)
         except (ValueError, OSError, RuntimeError) as exc:
             raise EmbeddingError(f"cannot load embedding model {model_name!r}: {exc}") from exc
-        logger.info("embedding model %s loaded (dim %d)", model_id, probe.shape[0])
+        if max_tokens.shortened:
+            # Vectors of a shorter input are other vectors: a store embedded with the model's
+            # full input re-embeds once (ingest sees a different embedding_model).
+            model_id = f"{model_id}:max{max_tokens.tokens}"
+        logger.info(
+            "embedding model %s loaded (dim %d, %d tokens per text, %d per batch)",
+            model_id,
+            probe.shape[0],
+            max_tokens.tokens,
+            settings.embed_batch_tokens,
+        )
         return cls(
             model,
             model_id=model_id,
             dim=int(probe.shape[0]),
-            batch_size=settings.embed_batch_size,
+            batch_tokens=settings.embed_batch_tokens,
             # A hub model's files sit in fastembed's cache layout; without its tokenizer file no
             # word is ordinary and the gate reads every unused word as it did before.
             ordinary_words=(
@@ -102,14 +129,20 @@ class FastEmbedder:
         )
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        """Unit vectors of ``texts`` in their order, embedded shortest first in token budgets."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
         with self._lock:
             try:
-                rows = list(self._model.embed(list(texts), batch_size=self._batch_size))
+                lengths = [len(e.ids) for e in self._lengths.encode_batch(list(texts))]
+                for batch in token_budget_batches(lengths, self._batch_tokens):
+                    chunk = [texts[i] for i in batch]
+                    rows = list(self._model.embed(chunk, batch_size=len(chunk)))
+                    vectors[batch] = np.asarray(rows, dtype=np.float32)
             except Exception as exc:  # onnxruntime raises its own untyped errors
                 raise EmbeddingError(f"embedding failed: {type(exc).__name__}") from exc
-        return np.asarray(rows, dtype=np.float32)
+        return vectors
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         loop = asyncio.get_running_loop()
@@ -124,3 +157,40 @@ def _fingerprint(model_dir: Path) -> str:
     if not onnx_files:
         raise ModelFileError(f"no .onnx file in RUNBOOK_EMBEDDING_MODEL_PATH {model_dir}")
     return sha256_of(onnx_files[0])[:12]
+
+
+@dataclass(frozen=True)
+class InputBound:
+    """Word pieces per text the model reads; ``shortened`` when below the model's own limit."""
+
+    tokens: int
+    shortened: bool
+
+
+def _tokenizer_of(model: Any) -> Tokenizer:
+    # fastembed's ONNX text models keep their configured tokenizer (truncation at the model's
+    # limit, batch-longest padding) on ``TextEmbedding.model.tokenizer``.
+    tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+    if not isinstance(tokenizer, Tokenizer):
+        raise EmbeddingError("the embedding model has no word-piece tokenizer to batch by length")
+    return tokenizer
+
+
+def _bound_input(model: Any, max_tokens: int) -> InputBound:
+    """Truncate the model's input at ``max_tokens`` when that is below its own limit."""
+    tokenizer = _tokenizer_of(model)
+    truncation = tokenizer.truncation or {}
+    native = int(truncation.get("max_length", max_tokens))
+    if max_tokens >= native:
+        return InputBound(native, shortened=False)
+    tokenizer.enable_truncation(
+        max_length=max_tokens, direction=truncation.get("direction", "right")
+    )
+    return InputBound(max_tokens, shortened=True)
+
+
+def _length_counter(model: Any) -> Tokenizer:
+    """The model's tokenizer, truncating as it does but without padding: one text's length."""
+    counter = Tokenizer.from_str(_tokenizer_of(model).to_str())
+    counter.no_padding()
+    return counter

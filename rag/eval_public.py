@@ -57,11 +57,16 @@ _SHOWN = (
 )
 
 
-async def run(split: str, *, answers: bool, evals: Path = EVALS) -> dict[str, Any]:
+async def run(
+    split: str, *, answers: bool, evals: Path = EVALS, tenants: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """Ingest and score; ``tenants`` narrows both to those collections (a quicker comparison)."""
     settings = Settings()
     reports: dict[str, Any] = {}
     holdout = split == "holdout"
     roots = HOLDOUT_ROOTS if holdout else TENANT_ROOTS
+    if tenants is not None:
+        roots = {tenant: root for tenant, root in roots.items() if tenant in tenants}
     paths = (
         [evals / path for path in HOLDOUT_SETS]
         if holdout
@@ -84,8 +89,9 @@ async def run(split: str, *, answers: bool, evals: Path = EVALS) -> dict[str, An
                 tenants=due,
             )
         for path in paths:
-            if path.exists():
-                report = await evaluate(runtime.service, load_golden(path), k=5, answers=answers)
+            golden = [q for q in load_golden(path) if q.tenant in roots] if path.exists() else []
+            if golden:
+                report = await evaluate(runtime.service, golden, k=5, answers=answers)
                 reports[path.name] = report
     return reports
 
@@ -108,8 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--answers", action="store_true", help="also score the answers")
     parser.add_argument("--json", action="store_true", help="print the full reports as JSON")
+    parser.add_argument(
+        "--tenants", help="only these collections and their questions (comma-separated tenants)"
+    )
     args = parser.parse_args(argv)
-    reports = asyncio.run(run(args.split, answers=args.answers))
+    chosen = frozenset(args.tenants.split(",")) if args.tenants else None
+    reports = asyncio.run(run(args.split, answers=args.answers, tenants=chosen))
     print(json.dumps(reports) if args.json else _table(reports))
     return 0
 

@@ -19,7 +19,7 @@ from rag.ingest_embed import PendingDocument, embed_text, embedded_groups, prepa
 from rag.ingest_guard import documents_to_prune, hold_tenant_locks
 from rag.ingest_relabel import relabel_document
 from rag.ingest_report import IngestFailure, IngestLimits, IngestReport, IngestSkip
-from rag.ingest_scan import load_stored_state, scan_tenant
+from rag.ingest_scan import StoredVersion, load_stored_state, scan_tenant
 from rag.ingest_write import ensure_tenant, retire_documents, write_version
 from rag.markdown import PARSE_REVISION
 from rag.partitions import rebalance_due
@@ -39,6 +39,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+# (chunks embedded and written so far, chunks this run embeds): see rag.progress.ProgressBar.
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -68,10 +69,10 @@ async def ingest_path(
     async with hold_tenant_locks(store, report.tenants):
         pending: list[PendingDocument] = []
         retirements: dict[str, list[str]] = {}
-        total_files = 0
         for folder in folders:
             await ensure_tenant(store, folder.tenant)
             stored = await load_stored_state(store, folder.tenant)
+            _announce_reembedding(folder.tenant, stored, embedder.model_id)
             scan = await asyncio.to_thread(scan_tenant, folder, stored, embedder.model_id, limits)
             relabelled = 0
             for source in scan.relabel:
@@ -87,7 +88,6 @@ async def ingest_path(
                     relabelled,
                     PARSE_REVISION,
                 )
-            total_files += scan.files
             report.unchanged += scan.unchanged + relabelled
             report.failed.extend(scan.failed)
             report.skipped.extend(scan.skipped)
@@ -100,16 +100,18 @@ async def ingest_path(
                 for source in scan.changed
             )
 
-        done_files = total_files - len(pending)
+        # Progress counts chunks: embedding them is the slow part, and files differ in size.
+        total_chunks = sum(len(document.embed_texts) for document in pending)
+        done_chunks = 0
         if on_progress is not None:
-            on_progress(done_files, total_files)
+            on_progress(done_chunks, total_chunks)
         async for group, vectors, seconds in embedded_groups(embedder, pending, limits):
             report.embed_seconds += seconds
             for document, document_vectors in zip(group, vectors, strict=True):
                 await write_version(store, embedder, document, document_vectors, report)
-                done_files += 1
+                done_chunks += len(document.embed_texts)
                 if on_progress is not None:
-                    on_progress(done_files, total_files)
+                    on_progress(done_chunks, total_chunks)
 
         await record_update_dates(store, folders)
         for tenant_id, gone in retirements.items():
@@ -135,3 +137,19 @@ async def ingest_path(
         report.seconds,
     )
     return report
+
+
+def _announce_reembedding(tenant: str, stored: dict[str, StoredVersion], model_id: str) -> None:
+    """Say why an ingest embeds documents whose files did not change: the model id did."""
+    others = sorted({v.embedding_model for v in stored.values() if not v.superseded} - {model_id})
+    if others:
+        count = sum(
+            1 for v in stored.values() if not v.superseded and v.embedding_model != model_id
+        )
+        logger.warning(
+            "%s: %d documents were embedded with %s; re-embedding them once with %s",
+            tenant,
+            count,
+            ", ".join(others),
+            model_id,
+        )

@@ -11,7 +11,10 @@ class IngestLimits:
     max_file_bytes: int
     chunk_max_chars: int
     chunk_overlap_chars: int
-    embed_group_chunks: int = 128
+    # Chunks per embed call: the embedder sorts each call's texts by length, so a larger group
+    # pads less (GitLab runbooks: 7 % padded tokens at 128, 4 % at 256, 2.5 % at 512), but the
+    # progress bar moves only when a group is written; the next group embeds meanwhile.
+    embed_group_chunks: int = 256
     # Tenants whose size crosses this (see rag/partitions.py) are named in the report; None: off.
     partition_min_chunks: int | None = None
     # A tenant partition gets its HNSW graph once its tenant has more chunks than this (smaller

@@ -30,9 +30,8 @@ class Runtime:
     async def ingest(
         self, path: Path, *, tenant: str | None, prune: bool, progress: bool, force: bool = False
     ) -> IngestReport:
-        """Ingest ``path``, drawing a progress bar on a terminal when ``progress`` is set."""
-        bar = ProgressBar("ingesting")
-        try:
+        """Ingest ``path``; with ``progress``, show chunks embedded on stderr (``ProgressBar``)."""
+        with ProgressBar("ingesting") as bar:
             return await ingest_path(
                 self.store,
                 self.embedder,
@@ -43,8 +42,6 @@ class Runtime:
                 limits=self.ingest_limits,
                 on_progress=bar.update if progress else None,
             )
-        finally:
-            bar.close()
 
 
 def ingest_limits(settings: Settings) -> IngestLimits:

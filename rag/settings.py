@@ -41,7 +41,10 @@ class Settings(BaseSettings):
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_model_path: Path | None = None
     onnx_threads: int = Field(default=2, ge=1)
-    embed_batch_size: int = Field(default=32, ge=1)
+    # Padded tokens per ONNX batch (texts are batched by length, shortest first), and the word
+    # pieces of a text the model reads; the latter is part of the stored embedding model id.
+    embed_batch_tokens: int = Field(default=2_048, ge=64)
+    embed_max_tokens: int = Field(default=512, ge=16)
 
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     chunk_max_chars: int = Field(default=1_500, ge=200)
