@@ -143,10 +143,11 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> str | None:
     """Why serving would be wrong: a half-configured surface (silently skipping it would look
-    like a bot that ignores its users), or the local Teams mode on a reachable address."""
+    like a bot that ignores its users), or the local Teams mode on a reachable address or beside
+    a production registration."""
     if slack.partly_configured:
         return slack.explain()
-    if teams.partly_configured:
+    if teams.partly_configured or teams.conflicting:
         return teams.explain()
     if teams.kind == "local" and not is_loopback(settings.host):
         return (
