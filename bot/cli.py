@@ -21,6 +21,8 @@ from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
+from bot.core.owner_queue import OwnerMessenger
+from bot.core.owners import Surface
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher, generate_key
 from bot.core.upkeep import upkeep_running
@@ -37,6 +39,7 @@ from bot.slack.socket_mode import run_socket_mode
 from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
+from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import Runtime, Settings, build_parser, open_runtime, open_store, run_cli, run_demo
 
@@ -172,7 +175,7 @@ async def _serve_with(
 ) -> None:
     tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
     surfaces: list[AddRoutes] = []
-    app = None
+    app, teams_app = None, None
     if slack.kind is not None:
         app = build_app(
             settings=settings,
@@ -211,13 +214,16 @@ async def _serve_with(
         bot_metrics=metrics,
         database=jobs.database,
     )
-    owners = (
-        SlackOwnerMessenger(
-            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+    owners: dict[Surface, OwnerMessenger] = {}
+    if app is not None:
+        owners["slack"] = SlackOwnerMessenger(
+            store=runtime.store,
+            client=app.client,
+            installations=app.installation_store,
+            api_url=settings.slack_api_url,
         )
-        if app is not None
-        else None
-    )
+    if teams_app is not None:
+        owners["teams"] = TeamsOwnerMessenger(teams_app.bot)
     async with upkeep_running(runtime.store, owners, settings):
         if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
             await run_socket_mode(
