@@ -11,8 +11,13 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.feedback_reasons import record_reason
-from bot.core.owner_queue import CitedQuote, flush_owner_notes, queue_owner_notes
-from bot.core.owners import set_default_owner
+from bot.core.owner_queue import (
+    CitedQuote,
+    OwnerMessenger,
+    flush_owner_notes,
+    queue_owner_notes,
+)
+from bot.core.owners import Surface, set_default_owner
 from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.tenancy import add_teams_tenant
@@ -112,7 +117,7 @@ async def test_a_teams_vote_and_a_slack_vote_in_one_batch_are_both_delivered(
         local = teams_settings(settings, jwks_url="http://127.0.0.1:9/keys", local=True)
         async with served_teams(settings=local, service=service, store=store) as served:
             client = AsyncWebClient(token=f"xoxb-{team}-owners", base_url=slack.base_url)
-            messengers = {
+            messengers: dict[Surface, OwnerMessenger] = {
                 "slack": SlackOwnerMessenger(
                     store=store, client=client, installations=None, api_url=slack.base_url
                 ),
