@@ -12,3 +12,8 @@ ALTER TABLE owner_targets
     ADD COLUMN surface text NOT NULL DEFAULT 'slack' CHECK (surface IN ('slack', 'teams'));
 ALTER TABLE owner_targets DROP CONSTRAINT owner_targets_pkey;
 ALTER TABLE owner_targets ADD PRIMARY KEY (tenant_id, name, surface);
+
+-- Retention (issue 27): once an answer's text expires, its facts keep only the topics another
+-- question shares (a name or a password typed into one question is not a topic); this marks the
+-- facts already pruned, so each is pruned once.
+ALTER TABLE answer_facts ADD COLUMN topics_pruned boolean NOT NULL DEFAULT false;
