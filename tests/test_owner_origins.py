@@ -1,5 +1,6 @@
-"""Owner notes are sent per origin: a Slack workspace's notes with that workspace's bot and only
-inside its own tenant, Teams votes through the Bot Connector beside Slack ones in one batch.
+"""Owner notes are sent per origin: a Slack workspace's notes with that workspace's bot (an
+org-wide install's for a workspace of the org) and only inside its own tenant, Teams votes
+through the Bot Connector beside Slack ones in one batch.
 Over a fake Slack Web API and a fake Bot Connector, with the session database."""
 
 from __future__ import annotations
@@ -8,6 +9,9 @@ import json
 import uuid
 from typing import Any
 
+from cryptography.fernet import Fernet
+from pydantic import SecretStr
+from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.feedback_reasons import record_reason
@@ -18,6 +22,8 @@ from bot.core.owner_queue import (
     queue_owner_notes,
 )
 from bot.core.owners import Surface, set_default_owner
+from bot.core.token_cipher import TokenCipher
+from bot.slack.oauth_stores import PostgresInstallationStore
 from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.tenancy import add_teams_tenant
@@ -36,7 +42,15 @@ def _new_team() -> str:
     return f"T{uuid.uuid4().hex[:10].upper()}"
 
 
-async def _queue(store: Store, tenant: str, question: str, *, team_id: str, **origin: Any) -> None:
+async def _queue(
+    store: Store,
+    tenant: str,
+    question: str,
+    *,
+    team_id: str,
+    enterprise_id: str = "",
+    **origin: Any,
+) -> None:
     """A stored answer, a 👎 with a reason on it, and its owner note: what each surface does."""
     answer_id = await plant(store, tenant, question, answered=True, documents=[evidence(RUNBOOK)])
     assert await record_reason(
@@ -53,7 +67,7 @@ async def _queue(store: Store, tenant: str, question: str, *, team_id: str, **or
         cited=[CitedQuote(RUNBOOK, "Promote a replica with patronictl failover.")],
         permalink=None,
         team_id=team_id,
-        enterprise_id="",
+        enterprise_id=enterprise_id,
         **origin,
     )
 
@@ -135,3 +149,43 @@ async def test_a_teams_vote_and_a_slack_vote_in_one_batch_are_both_delivered(
         assert card_problems(card) == []
         assert "asked in Teams" in json.dumps(card) and "asked in Slack" not in json.dumps(card)
     assert await _outcomes(store, tenant) == [("slack", "sent"), ("teams", "sent")]
+
+
+async def test_a_note_from_a_workspace_of_an_org_wide_install_is_sent_with_the_org_bot(
+    store: Store,
+) -> None:
+    tenant, team, enterprise = f"t-{uuid.uuid4().hex[:10]}", _new_team(), f"E{uuid.uuid4().hex[:8]}"
+    await add_workspace(store, team, tenant, enterprise_id=enterprise)
+    await set_default_owner(store, tenant, "#sre")
+    await _queue(
+        store, tenant, "asked in one workspace of the org", team_id=team, enterprise_id=enterprise
+    )
+    installations = PostgresInstallationStore(
+        store,
+        client_id="1111.2222",
+        cipher=TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode())),
+    )
+    # Installed once for the whole organisation: its bot row has no team.
+    await installations.async_save(
+        Installation(
+            app_id="A_RUNBOOK",
+            enterprise_id=enterprise,
+            team_id=None,
+            is_enterprise_install=True,
+            user_id="U_INSTALLER",
+            bot_token=f"xoxb-org-{enterprise}",
+            bot_id="BBOT",
+            bot_user_id="UBOT",
+        )
+    )
+    async with FakeSlack() as slack:
+        app_client = AsyncWebClient(base_url=slack.base_url)  # OAuth: no token of its own
+        messenger = SlackOwnerMessenger(
+            store=store, client=app_client, installations=installations, api_url=slack.base_url
+        )
+        await flush_owner_notes(store, {"slack": messenger}, batch_minutes=60)
+        [post] = slack.calls_to("chat.postMessage")
+
+    assert post.token == f"xoxb-org-{enterprise}"
+    assert (post.body["channel"], post.body["team_id"]) == ("#sre", team), "#sre of that workspace"
+    assert await _outcomes(store, tenant) == [("slack", "sent")]
