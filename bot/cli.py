@@ -21,6 +21,8 @@ from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
+from bot.core.owner_queue import OwnerMessenger
+from bot.core.owners import Surface
 from bot.core.source_alerts import SourceFailureReports
 from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
 from bot.core.source_runs import cipher_or_none
@@ -42,6 +44,7 @@ from bot.sources_cli import add_source_commands, source_command
 from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
+from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import Runtime, Settings, build_parser, open_runtime, open_store, run_cli, run_demo
 
@@ -150,10 +153,11 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> str | None:
     """Why serving would be wrong: a half-configured surface (silently skipping it would look
-    like a bot that ignores its users), or the local Teams mode on a reachable address."""
+    like a bot that ignores its users), or the local Teams mode on a reachable address or beside
+    a production registration."""
     if slack.partly_configured:
         return slack.explain()
-    if teams.partly_configured:
+    if teams.partly_configured or teams.conflicting:
         return teams.explain()
     if teams.kind == "local" and not is_loopback(settings.host):
         return (
@@ -178,7 +182,7 @@ async def _serve_with(
 ) -> None:
     tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
     surfaces: list[AddRoutes] = []
-    app = None
+    app, teams_app = None, None
     if slack.kind is not None:
         app = build_app(
             settings=settings,
@@ -209,13 +213,18 @@ async def _serve_with(
             job_handlers=handlers,
         )
         surfaces.append(teams_routes(teams_app))
-    owners = (
-        SlackOwnerMessenger(
-            client=app.client, installations=app.installation_store, api_url=settings.slack_api_url
+    owners: dict[Surface, OwnerMessenger] = {}
+    slack_owners: SlackOwnerMessenger | None = None
+    if app is not None:
+        slack_owners = SlackOwnerMessenger(
+            store=runtime.store,
+            client=app.client,
+            installations=app.installation_store,
+            api_url=settings.slack_api_url,
         )
-        if app is not None
-        else None
-    )
+        owners["slack"] = slack_owners
+    if teams_app is not None:
+        owners["teams"] = TeamsOwnerMessenger(teams_app.bot)
     cipher = cipher_or_none(settings)
     handlers.register(
         SYNC_KIND,
@@ -224,7 +233,9 @@ async def _serve_with(
             embedder=runtime.embedder,
             settings=settings,
             cipher=cipher,
-            on_outcome=None if owners is None else SourceFailureReports(runtime.store, owners),
+            on_outcome=(
+                None if slack_owners is None else SourceFailureReports(runtime.store, slack_owners)
+            ),
         ),
     )
     surfaces.append(source_hook_routes(runtime.store, jobs, cipher))

@@ -42,13 +42,17 @@ def parse_since(text: str) -> timedelta:
 def add_owner_commands(commands: Any) -> None:
     owner = commands.add_parser("owner", help="route 👎 feedback to runbook owners")
     actions = owner.add_subparsers(dest="action", required=True)
-    mapping = actions.add_parser("map", help="frontmatter owner NAME → Slack TARGET")
+    targets = (
+        "Slack: U… user, S… user group, C… channel or #channel; Teams: 19:…@thread.tacv2 "
+        "channel (one target per surface; a vote goes to its own surface's)"
+    )
+    mapping = actions.add_parser("map", help="frontmatter owner NAME → chat TARGET")
     mapping.add_argument("tenant")
     mapping.add_argument("name")
-    mapping.add_argument("target", help="U… user, S… user group, C… channel or #channel")
+    mapping.add_argument("target", help=targets)
     fallback = actions.add_parser("default", help="where feedback goes without an owner")
     fallback.add_argument("tenant")
-    fallback.add_argument("target")
+    fallback.add_argument("target", help=targets)
     listing = actions.add_parser("list")
     listing.add_argument("tenant")
 

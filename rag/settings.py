@@ -119,6 +119,19 @@ class Settings(BaseSettings):
     teams_jwks_url: str | None = Field(
         default=None, validation_alias=AliasChoices("TEAMS_JWKS_URL", "teams_jwks_url")
     )
+    # Signing keys are refetched after this many seconds; if the key endpoint then fails, the
+    # cached keys keep verifying tokens for the grace period (Microsoft rotates keys with weeks
+    # of overlap), and only with no usable keys at all is a request answered 503.
+    teams_keys_ttl_s: float = Field(
+        default=3600.0,
+        gt=0,
+        validation_alias=AliasChoices("TEAMS_KEYS_TTL_S", "teams_keys_ttl_s"),
+    )
+    teams_keys_grace_s: float = Field(
+        default=86400.0,
+        ge=0,
+        validation_alias=AliasChoices("TEAMS_KEYS_GRACE_S", "teams_keys_grace_s"),
+    )
 
     # Measured with bench/slack_mentions.py (10 questions in flight): 4 keeps ack p99 low with
     # the extractive answerer, whose work is CPU; an I/O-bound answerer (Claude) can take more.

@@ -163,9 +163,9 @@ class OwnerHarness:
 
     async def flush(self) -> FlushReport:
         messenger = SlackOwnerMessenger(
-            client=self.client, installations=None, api_url=self.slack.base_url
+            store=self.store, client=self.client, installations=None, api_url=self.slack.base_url
         )
-        return await flush_owner_notes(self.store, messenger, batch_minutes=60)
+        return await flush_owner_notes(self.store, {"slack": messenger}, batch_minutes=60)
 
     def owner_messages(self, channel: str) -> list[SlackCall]:
         return [c for c in self.slack.calls_to("chat.postMessage") if c.body["channel"] == channel]

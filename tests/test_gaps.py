@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from html import escape
 from pathlib import Path
 
 from bot.core.answers_store import AnswerStore
@@ -173,6 +174,26 @@ async def test_html_report_is_one_offline_page_with_charts_and_a_table_per_secti
     assert "<script" not in page and "<link" not in page and "@import" not in page
     assert " src=" not in page and 'href="http' not in page and "url(http" not in page
     assert "KubePodCrashLooping" in page and "lunch menu" in page
+
+
+async def test_html_report_draws_a_runbook_title_with_dollar_signs_literally(
+    settings: Settings, store: Store, embedder: FastEmbedder, unique_tenant: str, tmp_path: Path
+) -> None:
+    # Between two "$" matplotlib would read math text, and "\\c" is no symbol it knows.
+    title = "Clear $TMPDIR\\cache when $HOME is full"
+    runbook = tmp_path / "disk" / "tmpdir.md"
+    runbook.parent.mkdir()
+    runbook.write_text(f"# {title}\n\nDelete files older than a day with `find`.\n")
+    limits = ingest_limits(settings)
+    await ingest_path(store, embedder, tmp_path, tenant=unique_tenant, prune=False, limits=limits)
+    await plant(
+        store, unique_tenant, "disk full?", answered=True, documents=[evidence("disk/tmpdir")]
+    )
+
+    page = render_gap_html(await _report(store, unique_tenant))
+    assert escape(title) in page
+    # Math text would set the words between the "$"s in italics (DejaVu Sans Oblique glyphs).
+    assert "Oblique" not in page
 
 
 async def _report(store: Store, tenant: str) -> GapReport:

@@ -207,9 +207,9 @@ async def test_serve_upkeep_flushes_pending_notes_by_itself(
         post, answer_id = await bot.ask()
         await bot.submit_reason(await bot.vote_down(post, answer_id, "U_BOB"), "U_BOB", "unclear")
         messenger = SlackOwnerMessenger(
-            client=bot.client, installations=None, api_url=bot.slack.base_url
+            store=store, client=bot.client, installations=None, api_url=bot.slack.base_url
         )
         quick = settings.model_copy(update={"owner_flush_interval_s": 0.05})
-        async with upkeep_running(store, messenger, quick):
+        async with upkeep_running(store, {"slack": messenger}, quick):
             await bot.slack.wait_for("chat.postMessage", where=lambda c: c.body["channel"] == DBA)
-        assert (await flush_owner_notes(store, messenger, batch_minutes=60)).sent == 0
+        assert (await flush_owner_notes(store, {"slack": messenger}, batch_minutes=60)).sent == 0

@@ -20,6 +20,8 @@ from rag import ConfigurationError, Store, add_workspace
         ("S0614TZR7", "usergroup"),
         ("C0123ABCD", "channel"),
         ("#runbook-feedback", "channel"),
+        ("19:a1b2c3d4e5f6@thread.tacv2", "teams_channel"),
+        ("19:x@thread.tacv2;messageid=1", None),
         ("team-data-platform", None),
         ("<!channel>", None),
     ],

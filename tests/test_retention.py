@@ -6,10 +6,12 @@ import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from bot.core.alert_memory import AlertKey, AlertMemory
 from bot.core.answers_store import AnswerStore
 from bot.core.feedback_reasons import record_reason
 from bot.core.gaps import gap_report
 from bot.core.owner_queue import CitedQuote, queue_owner_notes
+from bot.core.retention import purge_expired_text
 from rag import Settings, Store, add_workspace
 from tests.gap_fixtures import evidence, plant
 from tests.test_gaps import runbook_cli
@@ -118,3 +120,103 @@ async def test_text_is_gone_after_retention_while_topics_and_counts_remain(
             (tenant, uuid.UUID(answer_id)),
         )
         assert await cur.fetchone() == ("answered", ["db/failover"])
+
+
+async def test_a_revote_does_not_reset_the_retention_clock_of_a_comment_or_an_owner_note(
+    store: Store, unique_tenant: str
+) -> None:
+    tenant = unique_tenant
+    await add_workspace(store, "T_RET_" + tenant, tenant)
+    answer_id = await plant(
+        store, tenant, "failover steps?", answered=True, documents=[evidence("db/failover")]
+    )
+
+    async def vote(comment: str) -> None:
+        assert await record_reason(
+            store, tenant, answer_id, "U_B", reason="outdated", comment=comment, documents=[]
+        )
+        await queue_owner_notes(
+            store,
+            tenant,
+            answer_id,
+            "U_B",
+            reason="outdated",
+            comment=comment,
+            question="failover steps?",
+            cited=[CitedQuote("db/failover", "Check the thing.")],
+            permalink=None,
+            team_id="T_RET",
+            enterprise_id="",
+        )
+
+    await vote("host gone")
+    await backdate(store, tenant, 31)
+    await vote("still wrong, the host is pg-main-2")  # a re-vote today, on a 31-day-old answer
+    await purge_expired_text(store, retain_days=30)
+
+    left = await texts_left(store, tenant)
+    assert left["feedback"] == [("down", "outdated", None)]
+    assert left["notes"] == [("outdated", None, None, None)]
+
+
+async def test_expired_answer_facts_keep_only_topics_shared_by_two_questions(
+    store: Store, unique_tenant: str
+) -> None:
+    tenant = unique_tenant
+    await add_workspace(store, "T_RET_" + tenant, tenant)
+    typed = await plant(store, tenant, "How do I rotate the vault certificate? password hunter2")
+    await plant(store, tenant, "The vault certificate expired, who renews certificates?")
+    assert "term:hunter2" in await topics_of(store, tenant, typed)
+    await backdate(store, tenant, 29)
+    await purge_expired_text(store, retain_days=30)
+    assert "term:hunter2" in await topics_of(store, tenant, typed), "text still retained"
+
+    await backdate(store, tenant, 2)
+    await purge_expired_text(store, retain_days=30)
+    assert await topics_of(store, tenant, typed) == ["term:vault", "term:certificate"]
+
+
+async def topics_of(store: Store, tenant: str, answer_id: str) -> list[str]:
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT topics FROM answer_facts WHERE tenant_id = %s AND answer_id = %s",
+            (tenant, uuid.UUID(answer_id)),
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return list(row[0])
+
+
+async def test_alert_names_are_hashed_past_retention_and_a_mute_still_holds(
+    store: Store, unique_tenant: str
+) -> None:
+    tenant = unique_tenant
+    await add_workspace(store, "T_RET_" + tenant, tenant)
+    name = "DiskFull on billing-db-7 (owner: jane.doe)"
+    key = AlertKey(tenant, "T_RET", "C_ALERTS", f"fp-{uuid.uuid4().hex}", name)
+    memory = AlertMemory(store, repeat_window_min=60)
+    answer_id = await plant(store, tenant, name)
+    assert await memory.claim(key, uuid.uuid4())
+    await memory.record_answer(key, answer_id)
+    assert await memory.mute(tenant, answer_id, "U_A") == name
+    async with store.pool.connection() as conn:
+        await conn.execute(
+            "UPDATE alert_fingerprints SET claimed_at = claimed_at - interval '31 days' "
+            "WHERE tenant_id = %s",
+            (tenant,),
+        )
+        await conn.execute(
+            "UPDATE muted_alerts SET muted_at = muted_at - interval '31 days' WHERE tenant_id = %s",
+            (tenant,),
+        )
+    await purge_expired_text(store, retain_days=30)
+
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT alert_name FROM alert_fingerprints WHERE tenant_id = %(t)s "
+            "UNION ALL SELECT alert_name FROM muted_alerts WHERE tenant_id = %(t)s",
+            {"t": tenant},
+        )
+        stored = [row[0] for row in await cur.fetchall()]
+    assert len(stored) == 2 and not [s for s in stored if "billing" in s or "jane" in s]
+    assert await memory.is_muted(key), "the mute outlives the name's text"

@@ -6,6 +6,7 @@ token is a 401 (never a 500) and causes no connector call; only /api/messages ch
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import AsyncIterator, Callable
@@ -51,9 +52,15 @@ class Server:
 
 
 async def _server(
-    settings: Settings, service: RagService, store: Store, *, local: bool
+    settings: Settings,
+    service: RagService,
+    store: Store,
+    *,
+    local: bool,
+    keys_failing: bool = False,
 ) -> AsyncIterator[Server]:
     async with FakeBotConnector() as connector, TokenIssuer() as issuer:
+        issuer.failing = keys_failing
         configured = teams_settings(settings, jwks_url=issuer.jwks_url, local=local)
         async with served_teams(settings=configured, service=service, store=store) as served:
             aad = new_aad_tenant()
@@ -159,3 +166,29 @@ async def test_the_token_check_guards_api_messages_only(production: Server) -> N
         session.get(production.served.url + "/healthz") as r,
     ):
         assert r.status == 404
+
+
+async def test_cached_signing_keys_outlive_a_failing_key_endpoint_for_the_grace_period(
+    settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
+) -> None:
+    tuned = settings.model_copy(update={"teams_keys_ttl_s": 0.2, "teams_keys_grace_s": 2.0})
+    async for server in _server(tuned, service, store, local=True):
+        assert (await server.served.send(server.message(), token=server.signed()))[0] == 202
+        server.issuer.failing = True
+        await asyncio.sleep(0.5)  # past the TTL: the next request refetches, and that fails
+        status, _, _ = await server.served.send(server.message(), token=server.signed())
+        assert status == 202, "the cached keys still verify the token"
+        assert server.issuer.key_requests == 2
+        await asyncio.sleep(2.0)  # past the grace period too: nothing to verify with
+        status, _, _ = await server.served.send(server.message(), token=server.signed())
+        assert status == 503, "a 5xx, so the Bot Framework delivers the activity again"
+        await server.served.tasks.drain(10)
+
+
+async def test_a_token_is_a_503_not_a_401_while_no_signing_keys_can_be_fetched(
+    settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
+) -> None:
+    async for server in _server(settings, service, store, local=False, keys_failing=True):
+        status, _, _ = await server.served.send(server.message(), token=server.signed())
+        assert status == 503
+        assert server.connector.calls == []

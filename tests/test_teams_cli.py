@@ -60,6 +60,11 @@ def runbook(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         ({"teams_app_id": APP_ID}, None, ("TEAMS_APP_PASSWORD", "TEAMS_TENANT_ID")),
         ({"teams_allow_unauthenticated": True, "teams_app_id": APP_ID}, "local", ()),
         ({"teams_allow_unauthenticated": True}, None, ("TEAMS_APP_ID",)),
+        (
+            {"teams_allow_unauthenticated": True, "teams_app_id": APP_ID, "teams_tenant_id": "t"},
+            None,
+            (),
+        ),
     ],
 )
 def test_teams_mode_follows_the_settings(
@@ -90,6 +95,28 @@ def test_serve_refuses_the_local_mode_on_a_reachable_address() -> None:
     done = runbook("serve", "--host", "0.0.0.0", env=env)
     assert done.returncode == 2
     assert "loopback" in done.stderr and "0.0.0.0" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("registration", "named"),
+    [
+        ({"TEAMS_APP_PASSWORD": "p"}, "TEAMS_APP_PASSWORD"),
+        ({"TEAMS_TENANT_ID": "11111111-2222-4333-8444-555555555555"}, "TEAMS_TENANT_ID"),
+    ],
+)
+def test_serve_refuses_the_local_mode_beside_a_production_registration(
+    registration: dict[str, str], named: str
+) -> None:
+    # An unreachable database: the refusal must come before serve touches anything.
+    env = {
+        "TEAMS_APP_ID": APP_ID,
+        "TEAMS_ALLOW_UNAUTHENTICATED": "true",
+        "DATABASE_URL": "postgresql://127.0.0.1:1/none",
+        **registration,
+    }
+    done = runbook("serve", "--host", "127.0.0.1", env=env)
+    assert done.returncode == 2
+    assert "TEAMS_ALLOW_UNAUTHENTICATED" in done.stderr and named in done.stderr
 
 
 def test_serve_names_what_a_half_configured_teams_lacks() -> None:

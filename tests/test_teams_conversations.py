@@ -241,6 +241,32 @@ async def test_message_action_prefills_the_dialog_then_answers_in_the_alert_thre
     assert "Searching runbooks" not in json.dumps(message.final)
 
 
+async def test_a_repeated_ask_on_the_same_post_is_answered_again_and_a_redelivery_is_not(
+    teams: Teams,
+) -> None:
+    alert_id = new_id()
+    thread = f"{ALERTS};messageid={alert_id}"
+    value = {"commandId": "askRunbooks", "messagePayload": alertmanager_payload(alert_id)}
+    where: dict[str, Any] = {
+        "service_url": teams.connector.service_url,
+        "aad_tenant": teams.aad_tenant,
+    }
+    first = invoke("composeExtension/submitAction", value, conversation_id=ALERTS, **where)
+    assert (await teams.send(first))[:2] == (200, "")
+    await teams.connector.wait_for_messages(thread, 1)
+
+    # The same invoke delivered again: one answer, and the asker is told it is on its way.
+    status, body, _ = await teams.send(first)
+    assert status == 200 and "already answering" in json.loads(body)["task"]["value"].lower()
+
+    # A new ask on the same post (say, after the runbook was fixed) is a new answer.
+    again = invoke("composeExtension/submitAction", value, conversation_id=ALERTS, **where)
+    assert (await teams.send(again))[:2] == (200, "")
+    await teams.connector.wait_for_messages(thread, 2)
+    assert await teams.served.tasks.drain(10) == 0
+    assert len(teams.connector.live_messages(thread)) == 2
+
+
 async def test_feedback_is_stored_once_per_user_and_acknowledged_for_the_clicker(
     teams: Teams,
 ) -> None:

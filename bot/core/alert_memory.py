@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from bot.core.retention import hashed_alert_name
 from rag import Store
 
 # Claimed when new, or when its last claim is older than the window; otherwise nobody gets it.
@@ -56,11 +57,13 @@ class AlertMemory:
         self._window = repeat_window_min
 
     async def is_muted(self, key: AlertKey) -> bool:
+        """Muted by name, or by the name's hash once retention replaced the text."""
+        names = [key.name, hashed_alert_name(key.name)]
         async with self._store.pool.connection() as conn:
             cur = await conn.execute(
                 "SELECT 1 FROM muted_alerts WHERE tenant_id = %s AND team_id = %s "
-                "AND channel_id = %s AND alert_name = %s",
-                (key.tenant, key.team_id, key.channel_id, key.name),
+                "AND channel_id = %s AND alert_name = ANY(%s)",
+                (key.tenant, key.team_id, key.channel_id, names),
             )
             return await cur.fetchone() is not None
 

@@ -15,6 +15,7 @@ headers are deliberately ignored: a retry may be the only copy that ever arrived
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 
 import psycopg
@@ -39,6 +40,15 @@ RETURNING event_id
 _PRUNE = "DELETE FROM events_seen WHERE seen_at < now() - interval '1 day'"
 
 
+class Claim(enum.Enum):
+    """What became of a delivery's claim."""
+
+    CLAIMED = "claimed"  # this copy is the one that answers
+    DUPLICATE = "duplicate"  # another copy of the same delivery already claimed it
+    HELD = "held"  # the database did not answer in time; it is claimed later, in the background
+    REFUSED = "refused"  # the database refused the claim
+
+
 class EventDeduper:
     """``first_delivery(key)`` is True exactly once per key within the TTL.
 
@@ -58,17 +68,22 @@ class EventDeduper:
         """Claim ``key`` (and queue ``job``, whose dedupe key it is, with it). False for a copy
         already claimed, and for one whose claim is held because the database did not answer
         in time."""
+        return await self.claim(key, job) is Claim.CLAIMED
+
+    async def claim(self, key: str, job: JobRequest | None = None) -> Claim:
+        """``first_delivery``, telling a duplicate apart from a held or refused claim (a
+        surface may answer a duplicate differently from a first copy whose job comes later)."""
         if job is not None and job.dedupe_key != key:
             raise ValueError(f"job {job.dedupe_key!r} queued under another delivery key {key!r}")
         if key in self._seen:
-            return False
+            return Claim.DUPLICATE
         # Claimed before the first await, so a concurrent copy in this process stops above.
         self._seen[key] = True
         if self._queue is not None and self._queue.database.down:
             # A known outage: hold at once rather than make Slack wait for a timeout.
             logger.warning("claim of %s held: the database is down", key)
             self._hold(key, job)
-            return False
+            return Claim.HELD
         try:
             claimed = await self._claim_within(key, job)
         except (psycopg.OperationalError, TimeoutError) as exc:
@@ -76,13 +91,15 @@ class EventDeduper:
             if self._queue is not None:
                 self._queue.database.suspect()
             self._hold(key, job)
-            return False
+            return Claim.HELD
         except psycopg.Error as exc:  # refused, not unreachable: holding it would not help
             logger.error("claim of %s refused by the database: %s", key, type(exc).__name__)
-            return False
-        if claimed and job is not None and self._queue is not None:
+            return Claim.REFUSED
+        if not claimed:
+            return Claim.DUPLICATE
+        if job is not None and self._queue is not None:
             self._queue.new_work.set()
-        return claimed
+        return Claim.CLAIMED
 
     def _hold(self, key: str, job: JobRequest | None) -> None:
         if self._queue is not None and job is not None:

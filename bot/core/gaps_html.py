@@ -200,7 +200,9 @@ def _bar_chart(
         else:
             offsets = [r - 0.4 + height * (index + 0.5) for r in rows]
             axes.barh(offsets, values, height, label=name, color=colour)
-    axes.set_yticks(rows, [_short(label) for label in labels])
+    # Labels are runbook titles and question words: a "$" pair would be read as math text
+    # (and crash on a backslash matplotlib does not know), so they are drawn as plain text.
+    axes.set_yticks(rows, [_short(label) for label in labels], parse_math=False)
     axes.invert_yaxis()
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.spines[["top", "right"]].set_visible(False)

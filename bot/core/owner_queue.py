@@ -1,17 +1,20 @@
 """The durable queue of 👎 notes for runbook owners, sent at most once per runbook per window.
 
-A reason is queued per runbook the answer cited. A flush claims one runbook at a time with
-``FOR UPDATE SKIP LOCKED`` on its ``owner_batches`` row, so replicas flushing together never send
-the same batch; the row's ``last_sent_at`` is the batching clock. The message itself is sent by
-a surface (``OwnerMessenger``) inside the claim: if the send fails on the network the claim rolls
-back and the next flush tries again.
+A reason is queued per runbook the answer cited, with the origin of the vote (the surface, the
+Slack workspace or Teams organisation, the Teams Bot Connector URL). A flush claims one runbook
+at a time with ``FOR UPDATE SKIP LOCKED`` on its ``owner_batches`` row, so replicas flushing
+together never send the same batch; the row's ``last_sent_at`` is the batching clock. Inside the
+claim the notes are sent per origin by that surface's ``OwnerMessenger``, each to the owner's
+target on that surface: one origin's failure never takes another's notes down. A failure worth
+retrying leaves that origin's notes pending for the next flush; a surface this process does not
+serve leaves them for a replica that does.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -21,7 +24,7 @@ from psycopg.rows import TupleRow
 
 from bot.core.answer_facts import fact_documents
 from bot.core.answers_store import StoredAnswer
-from bot.core.owners import route_for
+from bot.core.owners import Surface, route_for
 from rag import Store
 
 logger = logging.getLogger(__name__)
@@ -35,12 +38,16 @@ ON CONFLICT DO NOTHING
 
 _QUEUE = """
 INSERT INTO owner_notifications (tenant_id, answer_id, user_id, document_id, reason,
-                                 enterprise_id, team_id, comment, question, quote, permalink)
+                                 enterprise_id, team_id, surface, service_url, comment, question,
+                                 quote, permalink)
 VALUES (%(tenant)s, %(answer_id)s, %(user_id)s, %(document_id)s, %(reason)s, %(enterprise_id)s,
-        %(team_id)s, %(comment)s, %(question)s, %(quote)s, %(permalink)s)
+        %(team_id)s, %(surface)s, %(service_url)s, %(comment)s, %(question)s, %(quote)s,
+        %(permalink)s)
 ON CONFLICT (tenant_id, answer_id, user_id, document_id) DO UPDATE
     SET reason = excluded.reason, comment = excluded.comment, question = excluded.question,
         quote = excluded.quote, permalink = excluded.permalink, created_at = now(),
+        enterprise_id = excluded.enterprise_id, team_id = excluded.team_id,
+        surface = excluded.surface, service_url = excluded.service_url,
         outcome = NULL, target = NULL, sent_at = NULL
 """
 
@@ -53,12 +60,15 @@ WHERE n.outcome IS NULL
                     AND v.user_id = n.user_id AND v.value = 'down')
 """
 
+# Batches with pending notes of a surface this process serves, not yet tried in this flush.
 _CLAIM = """
 SELECT b.tenant_id, b.document_id FROM owner_batches AS b
 WHERE (b.last_sent_at IS NULL OR b.last_sent_at <= now() - make_interval(mins => %(minutes)s))
   AND EXISTS (SELECT FROM owner_notifications AS n
               WHERE n.tenant_id = b.tenant_id AND n.document_id = b.document_id
-                AND n.outcome IS NULL)
+                AND n.outcome IS NULL AND n.surface = ANY(%(surfaces)s))
+  AND (b.tenant_id, b.document_id) NOT IN (
+      SELECT * FROM unnest(%(tried_tenants)s::text[], %(tried_documents)s::text[]))
 ORDER BY b.last_sent_at NULLS FIRST, b.tenant_id, b.document_id
 LIMIT 1
 FOR UPDATE SKIP LOCKED
@@ -66,9 +76,10 @@ FOR UPDATE SKIP LOCKED
 
 _PENDING = """
 SELECT n.answer_id, n.user_id, n.reason, n.comment, n.question, n.quote, n.permalink,
-       n.created_at, n.enterprise_id, n.team_id
+       n.created_at, n.surface, n.enterprise_id, n.team_id, coalesce(n.service_url, '')
 FROM owner_notifications AS n
 WHERE n.tenant_id = %(tenant)s AND n.document_id = %(document_id)s AND n.outcome IS NULL
+  AND n.surface = ANY(%(surfaces)s)
 ORDER BY n.created_at, n.user_id
 """
 
@@ -81,6 +92,8 @@ ORDER BY superseded, version DESC LIMIT 1
 _FINISH = """
 UPDATE owner_notifications SET outcome = %(outcome)s, target = %(target)s, sent_at = now()
 WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s AND outcome IS NULL
+  AND surface = %(surface)s AND enterprise_id = %(enterprise_id)s AND team_id = %(team_id)s
+  AND coalesce(service_url, '') = %(service_url)s
 """
 
 _MARK_SENT = """
@@ -104,17 +117,35 @@ class OwnerNote:
 
 
 @dataclass(frozen=True)
+class NoteOrigin:
+    """Where votes came from: the surface, its Slack workspace (enterprise and team id) or Teams
+    organisation (AAD tenant id in ``team_id``), and for Teams the Bot Connector URL."""
+
+    surface: Surface
+    enterprise_id: str
+    team_id: str
+    service_url: str = ""
+
+
+@dataclass(frozen=True)
 class OwnerBatch:
-    """Everything one message to one runbook's owner says."""
+    """Everything one message to one runbook's owner says, for the votes of one origin."""
 
     tenant: str
     document_id: str
     title: str
     url: str | None
     target: str
-    enterprise_id: str
-    team_id: str
+    origin: NoteOrigin
     notes: tuple[OwnerNote, ...]
+
+    @property
+    def enterprise_id(self) -> str:
+        return self.origin.enterprise_id
+
+    @property
+    def team_id(self) -> str:
+        return self.origin.team_id
 
 
 @dataclass
@@ -122,13 +153,18 @@ class FlushReport:
     sent: int = 0
     unrouted: int = 0
     withdrawn: int = 0
+    deferred: int = 0
     failed: list[str] = field(default_factory=list)
+
+
+class DeliveryDeferred(Exception):
+    """A send that failed in a way worth retrying on the next flush (the notes stay pending)."""
 
 
 class OwnerMessenger(Protocol):
     async def send(self, batch: OwnerBatch) -> str:
         """Deliver the batch; returns ``"sent"`` or ``"failed:<error>"`` for a refusal that
-        retrying will not fix. Raises on failures worth retrying (the claim rolls back)."""
+        retrying will not fix. Raises ``DeliveryDeferred`` for a failure worth retrying."""
         ...
 
 
@@ -161,8 +197,11 @@ async def queue_owner_notes(
     permalink: str | None,
     team_id: str,
     enterprise_id: str,
+    surface: Surface = "slack",
+    service_url: str | None = None,
 ) -> int:
-    """Queue one note per cited runbook (a changed reason replaces the pending one)."""
+    """Queue one note per cited runbook (a changed reason replaces the pending one); ``team_id``
+    is the Slack workspace or, for Teams, the AAD tenant the vote came from."""
     rows = [
         {
             "tenant": tenant,
@@ -172,6 +211,8 @@ async def queue_owner_notes(
             "reason": reason,
             "enterprise_id": enterprise_id,
             "team_id": team_id,
+            "surface": surface,
+            "service_url": service_url,
             "comment": comment,
             "question": question,
             "quote": item.quote,
@@ -187,49 +228,121 @@ async def queue_owner_notes(
 
 
 async def flush_owner_notes(
-    store: Store, messenger: OwnerMessenger, *, batch_minutes: int
+    store: Store, messengers: Mapping[Surface, OwnerMessenger], *, batch_minutes: int
 ) -> FlushReport:
-    """Send every batch whose runbook is outside its batching window; safe on many replicas."""
+    """Send every batch whose runbook is outside its batching window, through the surfaces in
+    ``messengers``; safe on many replicas."""
     report = FlushReport()
     async with store.pool.connection() as conn:
         withdrawn = await conn.execute(_WITHDRAW)
         report.withdrawn = withdrawn.rowcount
-    while True:
+    surfaces = sorted(messengers)
+    tried: list[tuple[str, str]] = []
+    while surfaces:
         async with store.pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(_CLAIM, {"minutes": batch_minutes})
+            cur = await conn.execute(
+                _CLAIM,
+                {
+                    "minutes": batch_minutes,
+                    "surfaces": surfaces,
+                    "tried_tenants": [t for t, _ in tried],
+                    "tried_documents": [d for _, d in tried],
+                },
+            )
             claimed = await cur.fetchone()
             if claimed is None:
                 return report
             tenant, document_id = claimed
-            key = {"tenant": tenant, "document_id": document_id}
-            target = await route_for(conn, tenant, document_id)
-            if target is None:
-                await conn.execute(_FINISH, {**key, "outcome": UNROUTED, "target": None})
-                report.unrouted += 1
-                continue
-            batch = await _load_batch(conn, tenant, document_id, target)
-            outcome = await messenger.send(batch)
-            await conn.execute(_FINISH, {**key, "outcome": outcome, "target": target})
-            if outcome == SENT:
-                await conn.execute(_MARK_SENT, key)
-                report.sent += 1
-            else:
-                logger.warning("owner note for %s/%s not sent: %s", tenant, document_id, outcome)
-                report.failed.append(outcome)
+            tried.append((tenant, document_id))
+            sent = False
+            for origin, notes in (await _pending(conn, tenant, document_id, surfaces)).items():
+                outcome, target = await _send_origin(
+                    conn, messengers[origin.surface], tenant, document_id, origin, notes
+                )
+                _report_outcome(report, tenant, document_id, outcome)
+                if outcome is None:
+                    continue
+                finish = {
+                    "tenant": tenant,
+                    "document_id": document_id,
+                    "outcome": outcome,
+                    "target": target,
+                    **_origin_params(origin),
+                }
+                await conn.execute(_FINISH, finish)
+                sent = sent or outcome == SENT
+            if sent:
+                await conn.execute(_MARK_SENT, {"tenant": tenant, "document_id": document_id})
+    return report
 
 
-async def _load_batch(
-    conn: psycopg.AsyncConnection[TupleRow], tenant: str, document_id: str, target: str
-) -> OwnerBatch:
-    key = {"tenant": tenant, "document_id": document_id}
-    cur = await conn.execute(_DOCUMENT, key)
+async def _send_origin(
+    conn: psycopg.AsyncConnection[TupleRow],
+    messenger: OwnerMessenger,
+    tenant: str,
+    document_id: str,
+    origin: NoteOrigin,
+    notes: tuple[OwnerNote, ...],
+) -> tuple[str | None, str | None]:
+    """(outcome, target) of one origin's notes; outcome None: deferred, left pending."""
+    target = await route_for(conn, tenant, document_id, origin.surface)
+    if target is None:
+        return UNROUTED, None
+    title, url = await _document(conn, tenant, document_id)
+    batch = OwnerBatch(tenant, document_id, title, url, target, origin, notes)
+    try:
+        return await messenger.send(batch), target
+    except DeliveryDeferred as exc:
+        logger.warning(
+            "owner note for %s/%s via %s deferred: %s", tenant, document_id, origin.surface, exc
+        )
+        return None, target
+
+
+def _report_outcome(
+    report: FlushReport, tenant: str, document_id: str, outcome: str | None
+) -> None:
+    if outcome is None:
+        report.deferred += 1
+    elif outcome == SENT:
+        report.sent += 1
+    elif outcome == UNROUTED:
+        report.unrouted += 1
+    else:
+        logger.warning("owner note for %s/%s not sent: %s", tenant, document_id, outcome)
+        report.failed.append(outcome)
+
+
+def _origin_params(origin: NoteOrigin) -> dict[str, str]:
+    return {
+        "surface": origin.surface,
+        "enterprise_id": origin.enterprise_id,
+        "team_id": origin.team_id,
+        "service_url": origin.service_url,
+    }
+
+
+async def _document(
+    conn: psycopg.AsyncConnection[TupleRow], tenant: str, document_id: str
+) -> tuple[str, str | None]:
+    cur = await conn.execute(_DOCUMENT, {"tenant": tenant, "document_id": document_id})
     document = await cur.fetchone()
-    title, url = document if document is not None else (document_id, None)
-    cur = await conn.execute(_PENDING, key)
-    rows = await cur.fetchall()
-    notes = tuple(
-        OwnerNote(str(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], row[7])
-        for row in rows
-    )
-    enterprise_id, team_id = rows[0][8], rows[0][9]
-    return OwnerBatch(tenant, document_id, title, url, target, enterprise_id, team_id, notes)
+    return (document[0], document[1]) if document is not None else (document_id, None)
+
+
+async def _pending(
+    conn: psycopg.AsyncConnection[TupleRow],
+    tenant: str,
+    document_id: str,
+    surfaces: Sequence[str],
+) -> dict[NoteOrigin, tuple[OwnerNote, ...]]:
+    """The runbook's pending notes grouped by where their votes came from, oldest first."""
+    params = {"tenant": tenant, "document_id": document_id, "surfaces": list(surfaces)}
+    cur = await conn.execute(_PENDING, params)
+    grouped: dict[NoteOrigin, list[OwnerNote]] = {}
+    for row in await cur.fetchall():
+        surface: Surface = "teams" if row[8] == "teams" else "slack"
+        origin = NoteOrigin(surface, row[9], row[10], row[11])
+        note = OwnerNote(str(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], row[7])
+        grouped.setdefault(origin, []).append(note)
+    return {origin: tuple(notes) for origin, notes in grouped.items()}

@@ -1,10 +1,12 @@
 """Who owns a runbook, inside one tenant: frontmatter ``owner``, owner names, the fallback.
 
-A frontmatter ``owner`` may be a chat target itself (``U…``/``W…`` user, ``S…`` user group,
-``C…``/``G…`` channel or ``#name``) or a name that ``runbook owner map TENANT NAME TARGET``
-resolves. No owner, or one that resolves to nothing, goes to the tenant's fallback
-(``runbook owner default TENANT TARGET``); else the feedback is stored only. Every lookup is
-keyed by the tenant, so a name mapped in another tenant is never reached.
+A frontmatter ``owner`` may be a chat target itself (Slack: ``U…``/``W…`` user, ``S…`` user
+group, ``C…``/``G…`` channel or ``#name``; Teams: a channel id ``19:…@thread.tacv2``) or a name
+that ``runbook owner map TENANT NAME TARGET`` resolves; a name may have one target per surface,
+and a note is routed to the target of the surface it came from. No owner, or one that resolves
+to nothing, goes to the tenant's fallback (``runbook owner default TENANT TARGET``); else the
+feedback is stored only. Every lookup is keyed by the tenant, so a name mapped in another
+tenant is never reached.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from psycopg.rows import TupleRow
 
 from rag import ConfigurationError, Store
 
-TargetKind = Literal["user", "usergroup", "channel"]
+TargetKind = Literal["user", "usergroup", "channel", "teams_channel"]
+Surface = Literal["slack", "teams"]
 DEFAULT_NAME = ""  # the owner_targets row holding the tenant's fallback
 
 _TARGETS: tuple[tuple[re.Pattern[str], TargetKind], ...] = (
@@ -26,6 +29,7 @@ _TARGETS: tuple[tuple[re.Pattern[str], TargetKind], ...] = (
     (re.compile(r"^S[A-Z0-9]{2,}$"), "usergroup"),
     (re.compile(r"^[CG][A-Z0-9]{2,}$"), "channel"),
     (re.compile(r"^#[a-z0-9][a-z0-9._-]{0,79}$"), "channel"),
+    (re.compile(r"^19:[A-Za-z0-9_.-]{1,200}@thread\.(?:tacv2|skype)$"), "teams_channel"),
 )
 
 _ROUTE = """
@@ -35,13 +39,15 @@ LEFT JOIN documents AS d
   ON d.tenant_id = t.tenant_id AND d.document_id = %(document_id)s AND NOT d.superseded
 LEFT JOIN owner_targets AS mapped
   ON mapped.tenant_id = t.tenant_id AND mapped.name <> '' AND lower(mapped.name) = lower(d.owner)
+     AND mapped.surface = %(surface)s
 LEFT JOIN owner_targets AS fallback
-  ON fallback.tenant_id = t.tenant_id AND fallback.name = ''
+  ON fallback.tenant_id = t.tenant_id AND fallback.name = '' AND fallback.surface = %(surface)s
 """
 
 _UPSERT = """
-INSERT INTO owner_targets (tenant_id, name, target) VALUES (%(tenant)s, %(name)s, %(target)s)
-ON CONFLICT (tenant_id, name) DO UPDATE SET target = excluded.target
+INSERT INTO owner_targets (tenant_id, name, surface, target)
+VALUES (%(tenant)s, %(name)s, %(surface)s, %(target)s)
+ON CONFLICT (tenant_id, name, surface) DO UPDATE SET target = excluded.target
 """
 
 
@@ -49,6 +55,7 @@ ON CONFLICT (tenant_id, name) DO UPDATE SET target = excluded.target
 class OwnerTarget:
     name: str  # '' for the tenant's fallback
     target: str
+    surface: Surface = "slack"
 
 
 def target_kind(target: str) -> TargetKind | None:
@@ -59,11 +66,19 @@ def target_kind(target: str) -> TargetKind | None:
     return None
 
 
+def surface_of(target: str) -> Surface | None:
+    """Which chat platform a target lives in, or None when it is not a target."""
+    kind = target_kind(target)
+    if kind is None:
+        return None
+    return "teams" if kind == "teams_channel" else "slack"
+
+
 def validate_target(target: str) -> str:
     if target_kind(target) is None:
         raise ConfigurationError(
             f"owner target {target!r} must be a Slack user (U…), user group (S…), "
-            "channel id (C…) or #channel-name"
+            "channel id (C…) or #channel-name, or a Teams channel id (19:…@thread.tacv2)"
         )
     return target
 
@@ -83,31 +98,41 @@ async def set_default_owner(store: Store, tenant: str, target: str) -> OwnerTarg
 async def list_owner_targets(store: Store, tenant: str) -> list[OwnerTarget]:
     async with store.pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT name, target FROM owner_targets WHERE tenant_id = %(tenant)s ORDER BY name",
+            "SELECT name, target, surface FROM owner_targets WHERE tenant_id = %(tenant)s "
+            "ORDER BY name, surface",
             {"tenant": tenant},
         )
-        return [OwnerTarget(name, target) for name, target in await cur.fetchall()]
+        return [
+            OwnerTarget(name, target, "teams" if surface == "teams" else "slack")
+            for name, target, surface in await cur.fetchall()
+        ]
 
 
 async def route_for(
-    conn: psycopg.AsyncConnection[TupleRow], tenant: str, document_id: str
+    conn: psycopg.AsyncConnection[TupleRow],
+    tenant: str,
+    document_id: str,
+    surface: Surface = "slack",
 ) -> str | None:
-    """The chat target for feedback on one runbook of ``tenant``, or None (stored only)."""
-    cur = await conn.execute(_ROUTE, {"tenant": tenant, "document_id": document_id})
+    """The ``surface`` target for feedback on one runbook of ``tenant``, or None (stored only)."""
+    params = {"tenant": tenant, "document_id": document_id, "surface": surface}
+    cur = await conn.execute(_ROUTE, params)
     row = await cur.fetchone()
     if row is None:
         return None
     owner, mapped, fallback = row
     owner = (owner or "").strip()
-    if owner and target_kind(owner) is not None:
+    if owner and surface_of(owner) == surface:
         return str(owner)
     return str(mapped or fallback) if (mapped or fallback) else None
 
 
 async def _upsert(store: Store, tenant: str, name: str, target: str) -> OwnerTarget:
+    surface = surface_of(target) or "slack"
+    params = {"tenant": tenant, "name": name, "surface": surface, "target": target}
     try:
         async with store.pool.connection() as conn:
-            await conn.execute(_UPSERT, {"tenant": tenant, "name": name, "target": target})
+            await conn.execute(_UPSERT, params)
     except psycopg.errors.ForeignKeyViolation as exc:
         raise ConfigurationError(f"unknown tenant {tenant!r}; ingest its runbooks first") from exc
-    return OwnerTarget(name, target)
+    return OwnerTarget(name, target, surface)

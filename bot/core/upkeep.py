@@ -10,12 +10,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
 import psycopg
 
 from bot.core.owner_queue import OwnerMessenger, flush_owner_notes
+from bot.core.owners import Surface
 from bot.core.retention import purge_expired_text
 from rag import Settings, Store
 
@@ -27,7 +28,7 @@ STOP_TIMEOUT_S = 10.0
 
 @contextlib.asynccontextmanager
 async def upkeep_running(
-    store: Store, messenger: OwnerMessenger | None, settings: Settings
+    store: Store, messengers: Mapping[Surface, OwnerMessenger], settings: Settings
 ) -> AsyncIterator[asyncio.Task[None]]:
     """Run ``run_upkeep`` in the background for the duration of the block.
 
@@ -35,7 +36,7 @@ async def upkeep_running(
     commit would send that batch again), up to ``STOP_TIMEOUT_S``.
     """
     stop = asyncio.Event()
-    task = asyncio.create_task(run_upkeep(store, messenger, settings, stop), name="upkeep")
+    task = asyncio.create_task(run_upkeep(store, messengers, settings, stop), name="upkeep")
     try:
         yield task
     finally:
@@ -48,7 +49,7 @@ async def upkeep_running(
 
 async def run_upkeep(
     store: Store,
-    messenger: OwnerMessenger | None,
+    messengers: Mapping[Surface, OwnerMessenger],
     settings: Settings,
     stop: asyncio.Event,
 ) -> None:
@@ -58,21 +59,24 @@ async def run_upkeep(
             if time.monotonic() >= next_purge:
                 await purge_expired_text(store, retain_days=settings.retain_text_days)
                 next_purge = time.monotonic() + PURGE_EVERY_S
-            # A process without Slack (Teams only) leaves owner notes to a replica that has it.
-            if messenger is not None:
-                await _flush_owner_notes(store, messenger, settings)
+            # A surface this process does not serve leaves its notes to a replica that does.
+            if messengers:
+                await _flush_owner_notes(store, messengers, settings)
         except (psycopg.Error, aiohttp.ClientError, TimeoutError) as exc:
             logger.warning("upkeep round failed (%s); retrying next round", type(exc).__name__)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), settings.owner_flush_interval_s)
 
 
-async def _flush_owner_notes(store: Store, messenger: OwnerMessenger, settings: Settings) -> None:
-    flushed = await flush_owner_notes(store, messenger, batch_minutes=settings.owner_batch_minutes)
-    if flushed.sent or flushed.unrouted or flushed.failed:
+async def _flush_owner_notes(
+    store: Store, messengers: Mapping[Surface, OwnerMessenger], settings: Settings
+) -> None:
+    flushed = await flush_owner_notes(store, messengers, batch_minutes=settings.owner_batch_minutes)
+    if flushed.sent or flushed.unrouted or flushed.failed or flushed.deferred:
         logger.info(
-            "owner notes: %d sent, %d stored only, %d failed",
+            "owner notes: %d sent, %d stored only, %d failed, %d left for the next round",
             flushed.sent,
             flushed.unrouted,
             len(flushed.failed),
+            flushed.deferred,
         )

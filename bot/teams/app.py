@@ -105,7 +105,12 @@ def build_teams_app(
     on_error = TurnErrorHandler(teams_metrics).handle
     agent.error(on_error)
     adapter.on_turn_error = on_error
-    authorizer = RequestAuthorizer(configuration, SigningKeys(override_url=settings.teams_jwks_url))
+    keys = SigningKeys(
+        override_url=settings.teams_jwks_url,
+        ttl_s=settings.teams_keys_ttl_s,
+        grace_s=settings.teams_keys_grace_s,
+    )
+    authorizer = RequestAuthorizer(configuration, keys)
     return TeamsApp(agent=agent, adapter=adapter, authorizer=authorizer, bot=bot)
 
 

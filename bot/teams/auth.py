@@ -3,8 +3,9 @@
 The SDK's own route decorator lets some validation errors escape as a 500 (a JWT without
 ``kid``); here every token problem is a 401. Issuer validation is on. Signing keys come from
 the endpoint the token's issuer names (or ``TEAMS_JWKS_URL``), fetched asynchronously and
-cached. A token that cannot be checked (keys unreachable) is refused like a bad one: 401,
-never a request run unauthenticated.
+cached. When the endpoint fails, cached keys keep verifying for a grace period past their TTL;
+a token that cannot be checked at all (no usable keys) is a 503, which the Bot Framework
+retries, never a request run unauthenticated.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -26,7 +28,6 @@ from rag import Settings
 logger = logging.getLogger(__name__)
 
 KEYS_TIMEOUT_S = 5.0
-KEYS_TTL_S = 3600.0
 # An unknown kid may mean the keys rotated; refetch, but not on every forged token. After a
 # failed fetch, wait before trying again, so a burst of requests doesn't queue on a dead endpoint.
 KEYS_REFRESH_MIN_S = 60.0
@@ -37,12 +38,26 @@ class SigningKeyUnavailable(Exception):
     """The key endpoint could not be read, so no token can be verified right now."""
 
 
-class SigningKeys:
-    """Public keys by ``kid`` per JWKS URL; the shape the SDK validator asks keys from."""
+@dataclass
+class _CachedKeys:
+    fetched_at: float
+    keys: dict[str, dict[str, Any]]
 
-    def __init__(self, *, override_url: str | None = None) -> None:
+
+class SigningKeys:
+    """Public keys by ``kid`` per JWKS URL; the shape the SDK validator asks keys from.
+
+    Keys older than ``ttl_s`` are refetched; if that fails they are still served until
+    ``ttl_s + grace_s``, so an outage of the key endpoint does not refuse every request.
+    """
+
+    def __init__(
+        self, *, override_url: str | None = None, ttl_s: float = 3600.0, grace_s: float = 86400.0
+    ) -> None:
         self._override_url = override_url
-        self._keys: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
+        self._ttl_s = ttl_s
+        self._grace_s = grace_s
+        self._cached: dict[str, _CachedKeys] = {}
         self._failed_at: dict[str, float] = {}
         self._lock = asyncio.Lock()
 
@@ -53,16 +68,28 @@ class SigningKeys:
         if header.get("alg") != "RS256":
             raise ValueError("token not signed with RS256")
         url = self._override_url or jwks_uri
-        keys = await self._current(url, refresh_for=kid)
+        keys, current = await self._current(url, refresh_for=kid)
         if kid not in keys:
+            if not current:
+                # Perhaps a rotated key we could not fetch: unverifiable now, not forged.
+                raise SigningKeyUnavailable("token signed with a key not in the stale cache")
             raise ValueError("token signed with an unknown key")
         return jwt.PyJWK(keys[kid], algorithm="RS256")
 
-    async def _current(self, url: str, *, refresh_for: str) -> dict[str, dict[str, Any]]:
+    async def _current(
+        self, url: str, *, refresh_for: str
+    ) -> tuple[dict[str, dict[str, Any]], bool]:
+        """The keys to verify with, and whether they are current: False when a refresh they
+        needed failed and the cache stood in."""
         async with self._lock:
-            fetched_at, keys = self._keys.get(url, (0.0, {}))
-            age = time.monotonic() - fetched_at
-            if age > KEYS_TTL_S or (refresh_for not in keys and age > KEYS_REFRESH_MIN_S):
+            cached = self._cached.get(url)
+            age = time.monotonic() - cached.fetched_at if cached else float("inf")
+            unknown_kid = cached is not None and refresh_for not in cached.keys
+            if cached is not None and not (
+                age > self._ttl_s or (unknown_kid and age > KEYS_REFRESH_MIN_S)
+            ):
+                return cached.keys, True
+            try:
                 if time.monotonic() - self._failed_at.get(url, -1e9) < KEYS_RETRY_AFTER_FAILURE_S:
                     raise SigningKeyUnavailable("signing keys unavailable (recent failure)")
                 try:
@@ -70,8 +97,13 @@ class SigningKeys:
                 except SigningKeyUnavailable:
                     self._failed_at[url] = time.monotonic()
                     raise
-                self._keys[url] = (time.monotonic(), keys)
-            return keys
+            except SigningKeyUnavailable:
+                if cached is None or age > self._ttl_s + self._grace_s:
+                    raise
+                logger.warning("signing key refresh failed; using keys %.0f s old", age)
+                return cached.keys, False
+            self._cached[url] = _CachedKeys(time.monotonic(), keys)
+            return keys, True
 
 
 async def _fetch_keys(url: str) -> dict[str, dict[str, Any]]:
@@ -127,8 +159,13 @@ class RequestAuthorizer:
         try:
             claims = await self._validator.validate_token(token)
         except SigningKeyUnavailable as exc:
-            logger.warning("Teams token refused, it cannot be verified: %s", exc)
-            return _refused("Invalid token or authentication failed.")
+            logger.warning("Teams token not checked, no signing keys: %s", exc)
+            # Not the sender's fault: a 5xx makes the Bot Framework deliver it again.
+            return web.json_response(
+                {"error": "Signing keys unavailable; try again."},
+                status=503,
+                headers={"Retry-After": str(int(KEYS_RETRY_AFTER_FAILURE_S))},
+            )
         except (jwt.PyJWTError, ValueError, KeyError, TypeError, AttributeError) as exc:
             # The exception text can quote claims; its type is enough to diagnose.
             logger.info("Teams token refused: %s", type(exc).__name__)

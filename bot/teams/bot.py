@@ -19,7 +19,7 @@ from microsoft_agents.hosting.core import (
 )
 
 from bot.core.conversation import Conversation
-from bot.core.dedupe import EventDeduper
+from bot.core.dedupe import Claim, EventDeduper
 from bot.core.job_worker import JobHandlers
 from bot.core.jobs import JobQueue, JobRequest, JobTenant
 from bot.teams.delivery import Delivery
@@ -41,16 +41,16 @@ class TeamsBot(Conversation):
     job_handlers: JobHandlers
     teams_metrics: TeamsMetrics
 
-    async def accept(self, key: str | None, kind: str, payload: dict[str, Any]) -> None:
+    async def accept(self, key: str | None, kind: str, payload: dict[str, Any]) -> Claim:
         """Claim a delivery and queue its job, before the request is answered. Nothing is
         queued for a copy already taken (Teams redelivers after ~15 s); a claim the database
         did not take in time is held and queued once, later. ``key`` None: a fresh one."""
         key = key or f"teams:{kind}:{uuid.uuid4()}"
-        if not await self.intake.first_delivery(
-            key, JobRequest(kind, key, payload, job_tenant(payload))
-        ):
+        claim = await self.intake.claim(key, JobRequest(kind, key, payload, job_tenant(payload)))
+        if claim is not Claim.CLAIMED:
             self.teams_metrics.duplicates_dropped.inc()
-            logger.info("Teams delivery %s not queued now (a duplicate, or held)", key)
+            logger.info("Teams delivery %s not queued now (%s)", key, claim.value)
+        return claim
 
     async def in_conversation(
         self,

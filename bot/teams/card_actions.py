@@ -119,6 +119,8 @@ async def _reason(
         permalink=None,  # no Teams message link is built yet: the owner gets the quote
         team_id=stored.placement.team_id,
         enterprise_id=stored.placement.enterprise_id,
+        surface="teams",
+        service_url=stored.placement.service_url,
     )
     return render_result(stored.result, vote="down", reason=reason)
 

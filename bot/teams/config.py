@@ -3,7 +3,7 @@
 Production needs the Azure bot registration (app id, password, home tenant) and validates every
 inbound token. Local mode (``TEAMS_ALLOW_UNAUTHENTICATED=true``) is for tests and trying it out:
 header-less activities are accepted and outbound calls go unsigned, so it may only listen on a
-loopback address.
+loopback address, and never beside a production registration.
 """
 
 from __future__ import annotations
@@ -24,16 +24,24 @@ _UNCONFIGURED = (
 
 @dataclass(frozen=True)
 class TeamsMode:
-    """``kind`` is None when Teams is not (fully) configured; ``missing`` names what to set."""
+    """``kind`` is None when Teams is not (fully) configured; ``missing`` names what to set,
+    ``conflicting`` the production settings that local mode was asked for beside."""
 
     kind: Literal["production", "local"] | None
     missing: tuple[str, ...] = ()
+    conflicting: tuple[str, ...] = ()
 
     @property
     def partly_configured(self) -> bool:
         return self.kind is None and bool(self.missing)
 
     def explain(self) -> str:
+        if self.conflicting:
+            return (
+                f"TEAMS_ALLOW_UNAUTHENTICATED=true cannot run beside "
+                f"{' and '.join(self.conflicting)}: local mode accepts unsigned activities, "
+                "so a production registration must never fall back to it; unset one or the other"
+            )
         if self.kind == "production":
             return "Teams is configured"
         if self.kind == "local":
@@ -45,6 +53,18 @@ class TeamsMode:
 
 def teams_mode(settings: Settings) -> TeamsMode:
     if settings.teams_allow_unauthenticated:
+        # A production secret beside the local switch means a production host with a leftover
+        # test flag; answering unsigned activities there would accept any tenant's traffic.
+        conflicting = tuple(
+            name
+            for name, given in (
+                ("TEAMS_APP_PASSWORD", settings.teams_app_password is not None),
+                ("TEAMS_TENANT_ID", bool(settings.teams_tenant_id)),
+            )
+            if given
+        )
+        if conflicting:
+            return TeamsMode(None, conflicting=conflicting)
         if settings.teams_app_id:
             return TeamsMode("local")
         return TeamsMode(None, ("TEAMS_APP_ID",))

@@ -7,24 +7,23 @@ allows 5 s); the answer card is then posted into the post's thread by the job wo
 
 from __future__ import annotations
 
-import hashlib
-
-from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
+from bot.core.dedupe import Claim
 from bot.teams.alerts import read_message_payload
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import QUESTION_INPUT, neutral, render_question_dialog
-from bot.teams.invokes import as_dict, respond, value_of
+from bot.teams.invokes import as_dict, message_task, respond, value_of
 from bot.teams.job_requests import ANSWER, AnswerRequest
 from bot.teams.threads import (
     aad_tenant_of,
     alert_thread_reference,
-    base_conversation_id,
     channel_of,
+    dedupe_key,
 )
 
 COMMAND_ID = "askRunbooks"
+ALREADY_ANSWERING = "Already answering: the answer will appear in the post's thread."
 
 
 def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
@@ -53,8 +52,13 @@ def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> 
             hints=alert.hints,
             entry="shortcut",
         )
-        await bot.accept(_ask_key(activity, question), ANSWER, request.payload())
-        await respond(context)  # 200, no body: the answer follows in the thread
+        # Keyed on the invoke: a redelivered copy is the same ask, while asking again on the
+        # same post (after a runbook fix, say) is a new one and gets a new answer.
+        claim = await bot.accept(dedupe_key(activity), ANSWER, request.payload())
+        if claim is Claim.DUPLICATE:
+            await respond(context, message_task(ALREADY_ANSWERING))
+        else:
+            await respond(context)  # 200, no body: the answer follows in the thread
 
     app.invoke("composeExtension/fetchTask")(fetch_task)
     app.invoke("composeExtension/submitAction")(submit_action)
@@ -73,19 +77,6 @@ def fit_question(text: str, max_chars: int) -> str:
     cut = collapsed[:max_chars]
     boundary = max(cut.rfind(" "), cut.rfind("\n"))
     return cut[:boundary].rstrip() if boundary > 0 else cut
-
-
-def _ask_key(activity: Activity, question: str) -> str:
-    """The submit's dedupe key. Teams retries a slow submit with a new invoke id: the same user
-    asking the same question about the same post within the dedupe window is one ask (a
-    redelivered invoke, same id, has the same key too)."""
-    payload = value_of(activity).get("messagePayload")
-    user = activity.from_property.aad_object_id or activity.from_property.id or ""
-    conversation = base_conversation_id(activity.conversation.id if activity.conversation else "")
-    digest = hashlib.sha256(
-        "\n".join((conversation, str(_message_id(payload)), user, question)).encode()
-    ).hexdigest()[:32]
-    return f"teams-action:{digest}"
 
 
 def _message_id(payload: object) -> str | None:

@@ -31,6 +31,7 @@ class TokenIssuer:
         self._runner: web.AppRunner | None = None
         self.jwks_url = ""
         self.key_requests = 0
+        self.failing = False  # set to make /keys answer 503, as an endpoint outage would
 
     async def __aenter__(self) -> TokenIssuer:
         public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self._key.public_key()))
@@ -38,6 +39,8 @@ class TokenIssuer:
 
         async def keys(request: web.Request) -> web.Response:
             self.key_requests += 1
+            if self.failing:
+                return web.json_response({"error": "unavailable"}, status=503)
             return web.json_response(document)
 
         app = web.Application()
