@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from rag.answers import AskResult
+from rag.answers import AskResult, Citation
 from rag.ingest import IngestReport
 from rag.partitions import RebalanceReport
 
@@ -42,15 +42,18 @@ def format_ask_result(result: AskResult) -> str:
     lines = [f"[{result.status}{' · ' + result.reason_code if result.reason_code else ''}] {scope}"]
     if result.status == "answered":
         lines += ["", result.answer, "", "Sources:"]
+        # Each source once, in order of first citation, with every quote taken from it.
+        sources: dict[int, list[Citation]] = {}
         for citation in result.citations:
-            evidence = citation.evidence
+            sources.setdefault(citation.n, []).append(citation)
+        for n, cited in sources.items():
+            evidence = cited[0].evidence
             link = f" <{evidence.url}>" if evidence.url else ""
-            lines.append(
-                f"  [{citation.n}] {evidence.title} › {_section(evidence.heading_path)}{link}"
-            )
-            lines += textwrap.wrap(
-                citation.quote, 96, initial_indent="      > ", subsequent_indent="      > "
-            )
+            lines.append(f"  [{n}] {evidence.title} › {_section(evidence.heading_path)}{link}")
+            for quote in dict.fromkeys(c.quote for c in cited):
+                lines += textwrap.wrap(
+                    quote, 96, initial_indent="      > ", subsequent_indent="      > "
+                )
     elif result.status == "abstained":
         lines.append("No runbook evidence for this question.")
     elif result.answer:
