@@ -41,6 +41,15 @@ from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
 from rag.staleness import age_in_days
+from rag.state_changes import (
+    CHANGES_STATE,
+    STATE_CHANGES,
+    AnswerStep,
+    StateChange,
+    answer_steps,
+    code_changes_state,
+    state_changes_in,
+)
 from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.workspaces import (
     ChannelScope,
@@ -126,4 +135,11 @@ __all__ = [
     "quote_at",
     "remove_workspace",
     "run_demo",
+    "CHANGES_STATE",
+    "STATE_CHANGES",
+    "AnswerStep",
+    "StateChange",
+    "answer_steps",
+    "code_changes_state",
+    "state_changes_in",
 ]
