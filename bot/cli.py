@@ -21,6 +21,7 @@ from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
+from bot.core.owners import default_owner
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher, generate_key
 from bot.core.upkeep import upkeep_running
@@ -38,7 +39,17 @@ from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
 from bot.teams.routes import teams_routes
-from rag import Runtime, Settings, build_parser, open_runtime, open_store, run_cli, run_demo
+from rag import (
+    Runtime,
+    Settings,
+    build_parser,
+    format_ask_result,
+    open_runtime,
+    open_store,
+    require_tenant,
+    run_cli,
+    run_demo,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers["ask"] = _ask_blocks_command
     elif args.command == "ask" and args.teams_card:
         handlers["ask"] = ask_teams_card_command
+    elif args.command == "ask" and not args.json:
+        handlers["ask"] = _ask_text_command
     elif is_channel_switch(args):
         handlers["channel"] = channel_switch_command
     return run_cli(parser, argv, handlers)
@@ -243,9 +256,24 @@ async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def _ask_text_command(args: argparse.Namespace, settings: Settings) -> int:
+    """The core's text answer; an abstention names the tenant's default owner to ask next."""
+    async with open_runtime(settings) as runtime:
+        await require_tenant(runtime.store, args.tenant)
+        result = await runtime.service.ask(
+            args.tenant, " ".join(args.question), service=args.service
+        )
+        owner = None
+        if result.status == "abstained":
+            owner = await default_owner(runtime.store, args.tenant)
+    print(format_ask_result(result, default_owner=owner))
+    return 1 if result.status == "error" else 0
+
+
 async def _ask_blocks_command(args: argparse.Namespace, settings: Settings) -> int:
     question = " ".join(args.question)
     async with open_runtime(settings) as runtime:
+        await require_tenant(runtime.store, args.tenant)
         result = await runtime.service.ask(args.tenant, question, service=args.service)
     card = render_result(result, question=question, stale_after_days=settings.stale_after_days)
     print(json.dumps({"blocks": card.blocks}, indent=2, ensure_ascii=False))

@@ -27,6 +27,7 @@ from rag.errors import (
     RunbookError,
     RunbookFormatError,
     StoreError,
+    UnknownTenantError,
 )
 from rag.evidence import Evidence, Excerpt
 from rag.ingest import IngestLimits, IngestReport, ingest_path
@@ -51,15 +52,18 @@ from rag.state_changes import (
     state_changes_in,
 )
 from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
+from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,
     Workspace,
     add_workspace,
     channel_service,
     find_tenant,
+    list_tenants,
     list_workspaces,
     map_channel,
     remove_workspace,
+    require_tenant,
 )
 
 __all__ = [
@@ -142,4 +146,8 @@ __all__ = [
     "answer_steps",
     "code_changes_state",
     "state_changes_in",
+    "UnknownTenantError",
+    "list_tenants",
+    "require_tenant",
+    "format_ask_result",
 ]

@@ -9,10 +9,10 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from rag import format_ask_result
 from rag.answerers import ExtractiveAnswerer
 from rag.answers import AskResult, Citation
 from rag.evidence import Excerpt
-from rag.textout import format_ask_result
 from rag.verify import find_markers, normalize_quote, verify_draft
 from tests.test_extractive import excerpt
 
