@@ -22,7 +22,7 @@ from bot.core.job_worker import JobHandlers, JobWorker
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.owner_queue import OwnerMessenger
-from bot.core.owners import Surface
+from bot.core.owners import Surface, default_owner
 from bot.core.source_alerts import SourceFailureReports
 from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
 from bot.core.source_runs import cipher_or_none
@@ -46,7 +46,17 @@ from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_comm
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
-from rag import Runtime, Settings, build_parser, open_runtime, open_store, run_cli, run_demo
+from rag import (
+    Runtime,
+    Settings,
+    build_parser,
+    format_ask_result,
+    open_runtime,
+    open_store,
+    require_tenant,
+    run_cli,
+    run_demo,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers["ask"] = _ask_blocks_command
     elif args.command == "ask" and args.teams_card:
         handlers["ask"] = ask_teams_card_command
+    elif args.command == "ask" and not args.json:
+        handlers["ask"] = _ask_text_command
     elif is_channel_switch(args):
         handlers["channel"] = channel_switch_command
     return run_cli(parser, argv, handlers)
@@ -276,9 +288,24 @@ async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def _ask_text_command(args: argparse.Namespace, settings: Settings) -> int:
+    """The core's text answer; an abstention names the tenant's default owner to ask next."""
+    async with open_runtime(settings) as runtime:
+        await require_tenant(runtime.store, args.tenant)
+        result = await runtime.service.ask(
+            args.tenant, " ".join(args.question), service=args.service
+        )
+        owner = None
+        if result.status == "abstained":
+            owner = await default_owner(runtime.store, args.tenant)
+    print(format_ask_result(result, default_owner=owner))
+    return 1 if result.status == "error" else 0
+
+
 async def _ask_blocks_command(args: argparse.Namespace, settings: Settings) -> int:
     question = " ".join(args.question)
     async with open_runtime(settings) as runtime:
+        await require_tenant(runtime.store, args.tenant)
         result = await runtime.service.ask(args.tenant, question, service=args.service)
     card = render_result(result, question=question, stale_after_days=settings.stale_after_days)
     print(json.dumps({"blocks": card.blocks}, indent=2, ensure_ascii=False))

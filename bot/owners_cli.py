@@ -23,7 +23,7 @@ from bot.core.owners import list_owner_targets, map_owner, set_default_owner
 from bot.core.retention import purge_expired_text
 from bot.slack.blocks.digest import render_digest
 from bot.slack.retries import install_retry_handlers
-from rag import Settings, open_store
+from rag import Settings, open_store, require_tenant
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SLACK_TIMEOUT_S = 10
@@ -146,6 +146,7 @@ HANDLERS = {
 async def _report(settings: Settings, tenant: str, since: timedelta) -> GapReport:
     """Purge first, so a report never shows text past its retention."""
     async with open_store(settings) as store:
+        await require_tenant(store, tenant)
         await purge_expired_text(store, retain_days=settings.retain_text_days)
         return await gap_report(
             store,

@@ -30,6 +30,7 @@ from rag.errors import (
     RunbookFormatError,
     SourceSyncError,
     StoreError,
+    UnknownTenantError,
 )
 from rag.evidence import Evidence, Excerpt
 from rag.git_cli import GitCredential
@@ -64,16 +65,28 @@ from rag.source_rows import (
 from rag.source_sync import SyncReport, remove_source, sync_source
 from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
 from rag.staleness import age_in_days
+from rag.state_changes import (
+    CHANGES_STATE,
+    STATE_CHANGES,
+    AnswerStep,
+    StateChange,
+    answer_steps,
+    code_changes_state,
+    state_changes_in,
+)
 from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
+from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,
     Workspace,
     add_workspace,
     channel_service,
     find_tenant,
+    list_tenants,
     list_workspaces,
     map_channel,
     remove_workspace,
+    require_tenant,
 )
 
 __all__ = [
@@ -172,4 +185,15 @@ __all__ = [
     "sync_source",
     "ConfluenceReader",
     "confluence_reader",
+    "CHANGES_STATE",
+    "STATE_CHANGES",
+    "AnswerStep",
+    "StateChange",
+    "answer_steps",
+    "code_changes_state",
+    "state_changes_in",
+    "UnknownTenantError",
+    "list_tenants",
+    "require_tenant",
+    "format_ask_result",
 ]

@@ -3,7 +3,9 @@
 A claim runs to the end of its sentence or line, or to the marker group that closes it, so
 "Fail over [2] and page the owner [3]." is two claims. A marker alone after a sentence or a code
 block ("```…```\\n[1]") belongs to the claim before it, and so does a blank line. Code spans and
-fenced blocks are never cut. Concatenating every claim's text gives back the draft's text.
+fenced blocks are never cut, nor is a line from the code block it introduces ("Raise the limit:"
+and its command are one claim, carried by the marker after the block). Concatenating every
+claim's text gives back the draft's text.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _BREAK = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9`\"'*(\[])|\n")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "No.")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}).*$", re.MULTILINE)
+_FENCE_START = re.compile(r"[ \t]*(?:`{3,}|~{3,})")
 _WORDY = re.compile(r"\w")
 
 
@@ -50,7 +53,12 @@ def cut_claims(text: str) -> list[Claim]:
     cuts = {_MARKER_TAIL.match(text, m.end()).end() for m in markers}  # type: ignore[union-attr]
     for match in _BREAK.finditer(text):
         inside_code = any(start <= match.start() < end for start, end in code)
-        if not inside_code and not text[: match.start()].endswith(_ABBREVIATIONS):
+        introduces_code = _FENCE_START.match(text, match.end()) is not None
+        if (
+            not inside_code
+            and not introduces_code
+            and not text[: match.start()].endswith(_ABBREVIATIONS)
+        ):
             cuts.add(match.end())
     bounds = sorted({0, len(text), *cuts})
     claims: list[Claim] = []

@@ -1,4 +1,4 @@
-"""The ``runbook`` command line (a contract: see ARCHITECTURE.md): the core's commands.
+"""The core's commands of the ``runbook`` command line (a contract kept stable for scripts).
 
 ``python -m rag`` runs these alone; the ``runbook`` console script (``bot.cli``) adds the chat
 surfaces and ``runbook bench …``, which live outside the core.
@@ -31,7 +31,18 @@ from rag.workspaces import (
     list_workspaces,
     map_channel,
     remove_workspace,
+    require_tenant,
 )
+
+# What ``runbook --help`` says to the person reading it.
+DESCRIPTION = """\
+runbook-bot answers on-call questions from your team's runbooks, quoting them word for word.
+
+Start with `runbook demo` (ingests the bundled example runbooks and answers a sample
+question), then `runbook ingest PATH` for your own runbooks and
+`runbook ask --tenant T "question"`. `runbook serve` runs the Slack and/or Teams app.
+Every command takes --help.
+"""
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 # As ``pg_ctl status`` says a server is not running.
@@ -43,7 +54,11 @@ Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
 def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     """The parser and its subcommand action, so a front end (``bot.cli``) can add commands."""
-    parser = argparse.ArgumentParser(prog="runbook", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="runbook",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -61,10 +76,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ingest.add_argument("--json", action="store_true", help="print one JSON summary object")
 
     ask = commands.add_parser("ask", help="answer a question from one tenant's runbooks")
-    ask.add_argument("--tenant", required=True)
+    ask.add_argument(
+        "--tenant", required=True, help="whose runbooks to search (a folder name under ingest)"
+    )
     ask.add_argument("--service", help="scope hint: prefer this service's runbooks")
-    ask.add_argument("--json", action="store_true")
-    ask.add_argument("question", nargs="+")
+    ask.add_argument(
+        "--json", action="store_true", help="print one JSON object (status, answer, citations)"
+    )
+    ask.add_argument("question", nargs="+", help="the question, as you would ask it in chat")
 
     ev = commands.add_parser("eval", help="score retrieval and the gate on a golden set")
     ev.add_argument("--golden", type=Path, required=True)
@@ -154,7 +173,7 @@ def run_cli(
         return asyncio.run(handler(args, settings))
     except RunbookError as exc:
         print(f"runbook: {exc} [{exc.code}]", file=sys.stderr)
-        return EXIT_USAGE if exc.code == "configuration_invalid" else EXIT_FAILED
+        return EXIT_USAGE if isinstance(exc, ConfigurationError) else EXIT_FAILED
     except KeyboardInterrupt:
         return 130
 
@@ -226,6 +245,7 @@ async def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     async with open_runtime(settings) as runtime:
+        await require_tenant(runtime.store, args.tenant)
         result = await runtime.service.ask(
             args.tenant, " ".join(args.question), service=args.service
         )

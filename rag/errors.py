@@ -2,6 +2,7 @@
 
 RunbookError
 ├── ConfigurationError          configuration_invalid
+│   └── UnknownTenantError      tenant_unknown (tenant, known)
 ├── StoreError                  store_unavailable
 ├── EmbeddingError              embedding_failed
 │   ├── ModelFileError          embedding_model_files_invalid
@@ -35,6 +36,18 @@ class RunbookError(Exception):
 
 class ConfigurationError(RunbookError):
     code = "configuration_invalid"
+
+
+class UnknownTenantError(ConfigurationError):
+    """A command named a tenant the store has never seen (a typo, or not ingested yet)."""
+
+    code = "tenant_unknown"
+
+    def __init__(self, tenant: str, known: list[str]) -> None:
+        self.tenant = tenant
+        self.known = known
+        names = ", ".join(known) if known else "none yet; run `runbook ingest` first"
+        super().__init__(f"unknown tenant {tenant!r}; known tenants: {names}")
 
 
 class StoreError(RunbookError):

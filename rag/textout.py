@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from rag.answers import AskResult
+from rag.answers import AskResult, Citation
 from rag.ingest import IngestReport
 from rag.partitions import RebalanceReport
 
@@ -37,25 +37,31 @@ def format_rebalance_report(report: RebalanceReport, *, min_chunks: int, dry_run
     return "\n".join(lines)
 
 
-def format_ask_result(result: AskResult) -> str:
+def format_ask_result(result: AskResult, *, default_owner: str | None = None) -> str:
+    """The answer with each source once, or for an abstention what to do next (ask
+    ``default_owner``, the tenant's fallback owner when one is set, or ask in other words)."""
     scope = f"{result.tenant}" + (f" / service {result.service}" if result.service else "")
     lines = [f"[{result.status}{' · ' + result.reason_code if result.reason_code else ''}] {scope}"]
     if result.status == "answered":
         lines += ["", result.answer, "", "Sources:"]
+        # Each source once, in order of first citation, with every quote taken from it.
+        sources: dict[int, list[Citation]] = {}
         for citation in result.citations:
-            evidence = citation.evidence
+            sources.setdefault(citation.n, []).append(citation)
+        for n, cited in sources.items():
+            evidence = cited[0].evidence
             link = f" <{evidence.url}>" if evidence.url else ""
-            lines.append(
-                f"  [{citation.n}] {evidence.title} › {_section(evidence.heading_path)}{link}"
-            )
-            lines += textwrap.wrap(
-                citation.quote, 96, initial_indent="      > ", subsequent_indent="      > "
-            )
+            lines.append(f"  [{n}] {evidence.title} › {_section(evidence.heading_path)}{link}")
+            for quote in dict.fromkeys(c.quote for c in cited):
+                lines += textwrap.wrap(
+                    quote, 96, initial_indent="      > ", subsequent_indent="      > "
+                )
     elif result.status == "abstained":
-        lines.append("No runbook evidence for this question.")
+        lines += ["", "No runbook answers this question.", _next_step(result.tenant, default_owner)]
     elif result.answer:
         lines.append(result.answer)
-    if result.evidence:
+    # An abstention's nearest runbooks did not answer: listing them would read as evidence.
+    if result.evidence and result.status != "abstained":
         lines += ["", "Evidence (best first):"]
         for rank, e in enumerate(result.evidence[:5], start=1):
             lines.append(
@@ -65,6 +71,17 @@ def format_ask_result(result: AskResult) -> str:
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     lines += ["", f"provider {result.provider}; {timings}"]
     return "\n".join(lines)
+
+
+def _next_step(tenant: str, default_owner: str | None) -> str:
+    if default_owner:
+        who = f"ask {default_owner} (the {tenant} runbooks' default owner)"
+    else:
+        who = (
+            "ask the team that owns the system (`runbook owner default "
+            f"{tenant} TARGET` names someone here)"
+        )
+    return f"Next: {who}, or ask again in other words (`/runbook …` in Slack)."
 
 
 def _section(heading_path: tuple[str, ...]) -> str:

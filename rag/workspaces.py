@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from psycopg.rows import class_row
 
-from rag.errors import ConfigurationError
+from rag.errors import ConfigurationError, UnknownTenantError
 from rag.sources import validate_tenant
 from rag.store import Store
 
@@ -24,6 +24,21 @@ class ChannelScope:
     team_id: str
     channel_id: str
     service: str
+
+
+async def list_tenants(store: Store) -> list[str]:
+    """Every tenant the store knows (ingested, or mapped to a workspace), sorted."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute("SELECT tenant_id FROM tenants ORDER BY tenant_id")
+        return [str(tenant) for (tenant,) in await cur.fetchall()]
+
+
+async def require_tenant(store: Store, tenant: str) -> None:
+    """Raise ``UnknownTenantError`` (naming the known tenants) unless ``tenant`` exists: a
+    mistyped tenant must not read as "no runbook answers this"."""
+    known = await list_tenants(store)
+    if tenant not in known:
+        raise UnknownTenantError(tenant, known)
 
 
 async def add_workspace(

@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag.answers import Draft, DraftCitation, DroppedCitation
+from rag.claims import cut_claims
 from rag.evidence import Evidence, Excerpt
 from rag.verify import verify_draft
 
@@ -242,6 +243,13 @@ def test_a_code_block_followed_by_its_marker_is_one_claim() -> None:
         EXCERPTS,
     )
     assert result.text == "Check the cluster first: [1]"
+
+
+def test_a_sentence_and_the_command_it_introduces_are_one_claim_under_one_marker() -> None:
+    claims = cut_claims("Check the cluster first:\n```bash\npatronictl list\n```\n[1]\nNext. [2]")
+
+    assert [claim.numbers for claim in claims] == [(1,), (2,)]
+    assert claims[0].text.startswith("Check the cluster first:\n```bash")
 
 
 def test_not_in_sources_draft_cites_nothing() -> None:

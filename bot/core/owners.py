@@ -95,6 +95,17 @@ async def set_default_owner(store: Store, tenant: str, target: str) -> OwnerTarg
     return await _upsert(store, tenant, DEFAULT_NAME, validate_target(target))
 
 
+async def default_owner(store: Store, tenant: str) -> str | None:
+    """The tenant's fallback owner target (``runbook owner default``), or None when unset."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT target FROM owner_targets WHERE tenant_id = %(tenant)s AND name = %(name)s",
+            {"tenant": tenant, "name": DEFAULT_NAME},
+        )
+        row = await cur.fetchone()
+    return str(row[0]) if row else None
+
+
 async def list_owner_targets(store: Store, tenant: str) -> list[OwnerTarget]:
     async with store.pool.connection() as conn:
         cur = await conn.execute(

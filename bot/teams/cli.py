@@ -17,7 +17,7 @@ from bot.teams.tenancy import (
     map_teams_channel,
     remove_teams_tenant,
 )
-from rag import Settings, open_runtime, open_store
+from rag import Settings, open_runtime, open_store, require_tenant
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -81,6 +81,7 @@ async def teams_command(args: argparse.Namespace, settings: Settings) -> int:
 async def ask_teams_card_command(args: argparse.Namespace, settings: Settings) -> int:
     question = " ".join(args.question)
     async with open_runtime(settings) as runtime:
+        await require_tenant(runtime.store, args.tenant)
         result = await runtime.service.ask(args.tenant, question, service=args.service)
     print(json.dumps(render_result(result), indent=2, ensure_ascii=False))
     return EXIT_FAILED if result.status == "error" else EXIT_OK

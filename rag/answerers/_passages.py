@@ -1,8 +1,10 @@
-"""Cut a chunk's Markdown into quotable passages: sentences, list items and table rows.
+"""Cut a chunk's Markdown into quotable passages (sentences, list items, table rows) and the
+units a reader sees them in (a paragraph, a step, a table, a command on its own).
 
 A passage's text is a contiguous run of the chunk's content with its whitespace collapsed, so it
-passes ``verify_draft`` as a quote. A fenced code block that directly follows a passage rides
-along with it, because runbooks introduce commands with a sentence ("Check the pool:").
+passes ``verify_draft`` as a quote; so is a unit's. A fenced code block that directly follows a
+passage rides along with it, because runbooks introduce commands with a sentence ("Check the
+pool:").
 """
 
 from __future__ import annotations
@@ -53,13 +55,29 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """A paragraph, list item (a step), table or lone command, with the passages it holds.
+
+    ``quote`` is the unit's text as one verbatim run (a table with its rule row); ``display``
+    is how it reads (a table keeps one row per line); ``code`` is the block it introduces.
+    """
+
+    kind: PassageKind
+    heading: str
+    passages: tuple[Passage, ...]
+    quote: str
+    display: str
+    code: CodeBlock | None = None
+
+
+@dataclass(frozen=True)
 class _Heading:
     text: str
 
 
 @dataclass(frozen=True)
 class _Text:
-    """A paragraph, list item or table row; ``lines`` grows while its continuation is read."""
+    """A paragraph, list item or table; ``lines`` grows while its continuation is read."""
 
     kind: PassageKind
     lines: list[str]
@@ -75,28 +93,53 @@ def cut_passages(content: str) -> list[Passage]:
     A code block no sentence introduces (right after a heading) is a passage of kind "code"
     with empty text. Link definitions and HTML comments are not passages.
     """
-    passages: list[Passage] = []
+    return [passage for unit in cut_units(content) for passage in unit.passages]
+
+
+def cut_units(content: str) -> list[Unit]:
+    """The units of ``content`` in reading order, each with its passages (never empty)."""
+    units: list[Unit] = []
     blocks = _blocks(_blank_hidden(content.split("\n")))
     heading = ""
     previous: _Block = None
+    position = 0
     for index, block in enumerate(blocks):
         if isinstance(block, _Heading):
             heading = block.text
         if isinstance(block, CodeBlock) and not isinstance(previous, _Text):
-            passages.append(Passage("", "code", heading, len(passages), block))
+            lone = Passage("", "code", heading, position, block)
+            units.append(Unit("code", heading, (lone,), "", "", block))
+            position += 1
         if block is not None:
             previous = block
         if not isinstance(block, _Text):
             continue
         follower = next((b for b in blocks[index + 1 :] if b is not None), None)
         code = follower if isinstance(follower, CodeBlock) else None
-        texts = _sentences(block.lines) if block.kind == "prose" else [_collapse(block.lines)]
-        for number, text in enumerate(texts, start=1):
-            last = number == len(texts)
-            passages.append(
-                Passage(text, block.kind, heading, len(passages), code if last else None)
+        texts = _texts(block)
+        last = len(texts) - 1
+        passages = tuple(
+            Passage(text, block.kind, heading, position + i, code if i == last else None)
+            for i, text in enumerate(texts)
+        )
+        position += len(passages)
+        kept = tuple(passage for passage in passages if passage.text or passage.code is not None)
+        if kept:
+            display = (
+                "\n".join(line.strip() for line in block.lines)
+                if block.kind == "row"
+                else _collapse(block.lines)
             )
-    return [passage for passage in passages if passage.text or passage.code is not None]
+            units.append(Unit(block.kind, heading, kept, _collapse(block.lines), display, code))
+    return units
+
+
+def _texts(block: _Text) -> list[str]:
+    if block.kind == "prose":
+        return _sentences(block.lines)
+    if block.kind == "row":
+        return [_collapse([line]) for line in block.lines if not _ROW_RULE.fullmatch(line)]
+    return [_collapse(block.lines)]
 
 
 def _blank_hidden(lines: list[str]) -> list[str]:
@@ -136,7 +179,10 @@ def _blocks(lines: list[str]) -> list[_Block]:
         elif (item := _ITEM.fullmatch(line)) is not None:
             blocks.append(_Text("item", [item.group("text")]))
         elif _ROW.fullmatch(line):
-            if not _ROW_RULE.fullmatch(line):
+            # A table is one block, its rule row included, so it quotes as one verbatim run.
+            if isinstance(last, _Text) and last.kind == "row":
+                last.lines.append(line)
+            elif not _ROW_RULE.fullmatch(line):
                 blocks.append(_Text("row", [line]))
         elif isinstance(last, _Text) and last.kind != "row":
             last.lines.append(line)

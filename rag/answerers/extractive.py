@@ -1,12 +1,15 @@
-"""``ExtractiveAnswerer``: answer by quoting the runbook sentences that best match the question.
+"""``ExtractiveAnswerer``: answer by quoting the runbook section that best matches the question.
 
 Deterministic and offline. It leads with the best-ranked section that shares the question's
-terms, quoted verbatim in reading order: sentences, steps, and code blocks whole or not at all
-(never half a command), under a short line cap. Then "also see" one sentence from each of the
-next sources. Passages are scored by the question terms they share, weighted by how rare each
-term is among the passages, to pick where the section starts answering and which sentence of
-another source to show. Every line carries ``[n]`` and its quote is verbatim, so drafts pass
-``verify_draft`` by construction.
+terms, quoted verbatim in reading order from the start of the section, sub-section or step that
+answers (never from the middle of a paragraph): paragraphs, steps, tables and code blocks whole
+or not at all (never half a command), under a short line cap, one citation marker per paragraph
+or step. A section that points at another runbook among the sources ("Follow
+`deploys/rollback`.") is followed by that runbook's steps. Then "also see" one sentence from
+each of the next sources, with the command it introduces. Passages are scored by the question
+terms they share, weighted by how rare each term is among the passages, to pick where the
+section starts answering and which sentence of another source to show. Every quote is
+verbatim, so drafts pass ``verify_draft`` by construction.
 """
 
 from __future__ import annotations
@@ -14,22 +17,28 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from rag.answerers._passages import CodeBlock, Passage, cut_passages
+from rag.answerers._passages import CodeBlock, Passage, Unit, cut_passages, cut_units
 from rag.answers import Draft, DraftCitation
 from rag.evidence import Excerpt
 from rag.terms import question_terms
 from rag.verify import MIN_QUOTE_WORDS, find_markers, normalize_quote
 
-# The lead section is quoted up to this many lines (a code block counts its own lines).
+# The answer quotes up to this many lines (a code block counts its own lines).
 MAX_LEAD_LINES = 14
 # A longer code block is left out whole: a responder must never copy half a command.
 MAX_CODE_LINES = 15
-# Other sources listed after the lead, one sentence each.
+# Other sources listed after the lead, one sentence each (with the command it introduces).
 MAX_ALSO_SEE = 2
+# An "also see" line carries a command of at most this many lines, or it picks another sentence.
+MAX_ALSO_SEE_CODE_LINES = 6
 # Longer passages read as a wall of text in Slack; a runbook rarely needs one to answer.
 _MAX_PASSAGE_CHARS = 600
+# A paragraph or step is quoted whole up to this length, else from its start up to a sentence.
+_MAX_UNIT_CHARS = 900
+# A paragraph counts one line per this many characters against the line cap.
+_CHARS_PER_LINE = 200
 # Priors multiply the term score, so a passage without any shared term still scores zero.
 _RANK_PRIOR = 0.2
 _ACTION_PRIOR = 0.15
@@ -47,6 +56,14 @@ _ACTION_VERBS = frozenset(
 _ACTION_HEADING = re.compile(
     r"mitigat|remediat|resolv|recover|rollback|roll back|workaround|fix|steps|procedure", re.I
 )
+# A sentence that sends the reader to another runbook by its id ("Follow `deploys/rollback`.",
+# "If the primary is unreachable, switch to `database/primary-failover`."), not one that
+# mentions it in passing ("contact details in `oncall/escalation-policy`").
+_POINTER = re.compile(
+    r"(?:^(?:- )?|[.;:,]\s+)(?:follow|see|use|switch to|continue with|go to|run)\s+"
+    r"`([\w.-]+(?:/[\w.-]+)+)`",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,33 @@ class _Scored:
     excerpt: Excerpt
     passage: Passage
     score: float
+
+
+@dataclass
+class _Answer:
+    """What the answer shows so far: its lines, their citations and the lines they use."""
+
+    lines: list[str] = field(default_factory=list)
+    citations: list[DraftCitation] = field(default_factory=list)
+    used: int = 0
+
+    def add(self, text: str, citations: Sequence[DraftCitation], cost: int) -> None:
+        self.lines.append(text)
+        self.citations.extend(citations)
+        self.used += cost
+
+    @property
+    def room(self) -> int:
+        return MAX_LEAD_LINES - self.used
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """One unit as the answer shows it: its text with one marker, and what it quotes."""
+
+    text: str
+    citations: tuple[DraftCitation, ...]
+    cost: int
 
 
 class ExtractiveAnswerer:
@@ -70,87 +114,246 @@ class ExtractiveAnswerer:
             return Draft("not_in_sources", NOT_IN_SOURCES_TEXT, (), provider=self.name)
         # The best-ranked excerpt that shares any term with the question leads.
         lead = min((item.excerpt for item in scored), key=lambda e: e.n)
-        lines, citations = _quote_section(lead, [s for s in scored if s.excerpt is lead])
-        also_lines, also_citations = _also_see(lead, scored, {c.quote for c in citations})
-        lines.extend(also_lines)
-        citations.extend(also_citations)
-        return Draft("answered", "\n".join(lines), tuple(citations), provider=self.name)
+        answer = _Answer()
+        _quote_section(answer, lead, [s for s in scored if s.excerpt is lead])
+        followed = _follow_pointer(answer, lead, excerpts)
+        seen = {(e.evidence.document_id, e.evidence.section) for e in (lead, *followed)}
+        _also_see(answer, scored, seen)
+        text = "\n".join(answer.lines)
+        return Draft("answered", text, tuple(answer.citations), provider=self.name)
 
     async def aclose(self) -> None:
         """Nothing to release: the extractive answerer holds no connections."""
 
 
 def _quote_section(
-    excerpt: Excerpt, scored: list[_Scored]
-) -> tuple[list[str], list[DraftCitation]]:
-    """The section in reading order from where it starts answering, within the line cap."""
-    n = excerpt.n
-    passages = cut_passages(excerpt.evidence.content)
-    best = max(scored, key=lambda s: (s.score, -s.passage.position)).passage.position
-    start = 0 if _lines_up_to(passages, best) <= MAX_LEAD_LINES else max(best - 1, 0)
-    lines: list[str] = []
-    citations: list[DraftCitation] = []
-    used = 0
-    for passage in passages[start:]:
-        if used >= MAX_LEAD_LINES:
+    answer: _Answer, excerpt: Excerpt, scored: list[_Scored], *, label: str = ""
+) -> None:
+    """The section in reading order from where it starts answering, within the line cap.
+
+    ``label`` (a sub-section's heading) leads the first unit shown, for a section quoted after
+    another one."""
+    units = cut_units(excerpt.evidence.content)
+    if not units:
+        return
+    if scored:
+        best = max(scored, key=lambda s: (s.score, -s.passage.position)).passage.position
+        answering = next(i for i, unit in enumerate(units) if _holds(unit, best))
+    else:
+        answering = 0
+    start = _opening(units, answering, answer.room)
+    before = len(answer.citations)
+    pending: Unit | None = None
+    for index in range(start, len(units)):
+        if answer.room <= 0:
             break
-        if _quotable_text(passage):
-            prefix = "- " if passage.kind == "item" else ""
-            lines.append(f"{prefix}{passage.text} [{n}]")
-            citations.append(DraftCitation(n, passage.text))
-            used += 1
-        code = passage.code
-        if code is not None and _quotable_code(code) and used + _code_lines(code) <= MAX_LEAD_LINES:
-            lines.append(f"{code.fence}{code.info}\n{code.body}\n{code.fence}\n[{n}]")
-            citations.append(DraftCitation(n, code.quote))
-            used += _code_lines(code)
-    if not citations:
-        # A section of short fragments only: quote its best passage alone, or else its best
-        # command (a section that is one query under its heading).
-        prose = [s for s in scored if _quotable_text(s.passage)]
-        top = max(prose or scored, key=lambda s: s.score).passage
-        if _quotable_text(top):
-            lines.append(f"{top.text} [{n}]")
-            citations.append(DraftCitation(n, top.text))
-        elif top.code is not None:
-            lines.append(
-                f"{top.code.fence}{top.code.info}\n{top.code.body}\n{top.code.fence}\n[{n}]"
-            )
-            citations.append(DraftCitation(n, top.code.quote))
-    return lines, citations
+        unit = units[index]
+        if pending is not None:
+            unit = _joined(pending, unit, excerpt.evidence.content) or unit
+            pending = None
+        shown = _show(unit, excerpt.n, answer.room, label=label)
+        if shown is None:
+            if _too_short(unit) and unit.code is None:
+                # A pointer too short to quote alone ("Follow `deploys/rollback`.") reads with
+                # the step after it.
+                pending = unit
+                continue
+            if index >= answering and answer.citations[before:]:
+                break  # the next step does not fit: stop rather than skip it
+            continue
+        answer.add(shown.text, shown.citations, shown.cost)
+        label = ""
+    if len(answer.citations) == before and scored:
+        _quote_best_passage(answer, excerpt, scored)
 
 
-def _also_see(
-    lead: Excerpt, scored: list[_Scored], quoted: set[str]
-) -> tuple[list[str], list[DraftCitation]]:
-    """One sentence from each of the next best sources, each from another section."""
-    seen = {(lead.evidence.document_id, lead.evidence.section)}
-    lines: list[str] = []
+def _opening(units: list[Unit], answering: int, room: int) -> int:
+    """Where the quote starts: the section's start, else the sub-section's, else the step's
+    (with the sentence that introduces it, "Raise the limit:")."""
+    if _cost(units[: answering + 1]) <= room:
+        return 0
+    heading = units[answering].heading
+    first = answering
+    while first > 0 and units[first - 1].heading == heading:
+        first -= 1
+    if _cost(units[first : answering + 1]) <= room:
+        return first
+    if answering > first and units[answering - 1].display.endswith(":"):
+        return answering - 1
+    return answering
+
+
+def _show(unit: Unit, n: int, room: int, *, label: str = "") -> _Shown | None:
+    """The unit with one marker after it (after its command, when it introduces one), or None
+    when it cannot be quoted or does not fit in ``room`` lines."""
+    quote, display = _unit_text(unit)
+    code = unit.code if unit.code is not None and _quotable_code(unit.code) else None
+    if quote is None and code is None:
+        return None
+    if quote is not None and code is None and display.endswith(":") and unit.code is not None:
+        return None  # it introduces a command too long to quote: never stop at its colon
+    cost = (_text_cost(unit, display) if quote is not None else 0) + (
+        _code_lines(code) if code is not None else 0
+    )
+    if cost > room:
+        return None
+    parts: list[str] = []
     citations: list[DraftCitation] = []
+    if quote is not None:
+        bullet = "- " if unit.kind == "item" and not label else ""
+        parts.append(f"*{label}*: {display}" if label else bullet + display)
+        citations.append(DraftCitation(n, quote))
+    elif label:
+        parts.append(f"*{label}*:")
+    if code is not None:
+        parts.append(_fenced(code))
+        citations.append(DraftCitation(n, code.quote))
+    closing = "\n" if code is not None else " "
+    return _Shown("\n".join(parts) + f"{closing}[{n}]", tuple(citations), cost)
+
+
+def _unit_text(unit: Unit) -> tuple[str | None, str]:
+    """(the unit's verbatim quote, how it reads), or (None, "") when it cannot be quoted.
+
+    A long paragraph is quoted from its start up to the last sentence that fits."""
+    if not unit.quote:
+        return None, ""
+    if len(unit.quote) <= _MAX_UNIT_CHARS and _quotable(unit.quote, _MAX_UNIT_CHARS):
+        return unit.quote, unit.display
+    if unit.kind != "prose":
+        return None, ""
+    kept: list[str] = []
+    for passage in unit.passages:
+        if len(" ".join([*kept, passage.text])) > _MAX_UNIT_CHARS:
+            break
+        kept.append(passage.text)
+    text = " ".join(kept)
+    return (text, text) if kept and _quotable(text, _MAX_UNIT_CHARS) else (None, "")
+
+
+def _joined(first: Unit, second: Unit, content: str) -> Unit | None:
+    """``first`` and ``second`` read as one unit, when they are one verbatim run of ``content``
+    (nothing hidden between them)."""
+    if second.kind == "code" or first.heading != second.heading:
+        return None
+    quote = f"{first.quote} {second.quote}"
+    if normalize_quote(quote) not in normalize_quote(content):
+        return None
+    display = f"{first.display} {second.display}"
+    return Unit(
+        second.kind, second.heading, first.passages + second.passages, quote, display, second.code
+    )
+
+
+def _follow_pointer(answer: _Answer, lead: Excerpt, excerpts: Sequence[Excerpt]) -> list[Excerpt]:
+    """When the quoted lead names another runbook among the sources (`deploys/rollback`),
+    quote that runbook's sections next, in its own order: the pointer is the step, they are
+    how to do it."""
+    named = {match.group(1) for line in answer.lines for match in _POINTER.finditer(line)}
+    named.discard(lead.evidence.document_id)
+    target = next((e for e in excerpts if e.evidence.document_id in named), None)
+    if target is None:
+        return []
+    # The sections under the same heading as the target's best-ranked one, in document order.
+    parent = target.evidence.heading_path[:2]
+    sections = sorted(
+        (
+            e
+            for e in excerpts
+            if e.evidence.document_id == target.evidence.document_id
+            and e.evidence.heading_path[:2] == parent
+        ),
+        key=lambda e: e.evidence.chunk_id,
+    )
+    followed: list[Excerpt] = []
+    for excerpt in sections:
+        if answer.room <= 0:
+            break
+        label = excerpt.evidence.heading_path[-1] if len(excerpt.evidence.heading_path) > 2 else ""
+        before = len(answer.citations)
+        _quote_section(answer, excerpt, [], label=label)
+        if len(answer.citations) > before:
+            followed.append(excerpt)
+    return followed
+
+
+def _quote_best_passage(answer: _Answer, excerpt: Excerpt, scored: list[_Scored]) -> None:
+    """A section of short fragments only: its best passage alone, or else its best command
+    (a section that is one query under its heading)."""
+    n = excerpt.n
+    prose = [s for s in scored if _quotable_text(s.passage)]
+    top = max(prose or scored, key=lambda s: s.score).passage
+    if _quotable_text(top):
+        answer.add(f"{top.text} [{n}]", [DraftCitation(n, top.text)], 1)
+    elif top.code is not None:
+        answer.add(
+            f"{_fenced(top.code)}\n[{n}]",
+            [DraftCitation(n, top.code.quote)],
+            _code_lines(top.code),
+        )
+
+
+def _also_see(answer: _Answer, scored: list[_Scored], seen: set[tuple[str, str]]) -> None:
+    """One sentence from each of the next best sources, each from another section; a sentence
+    that introduces a command ("Raise `maxmemory` temporarily:") carries it, or is passed
+    over for another."""
+    quoted = {c.quote for c in answer.citations}
+    shown = 0
     for item in sorted(scored, key=lambda s: (s.excerpt.n, -s.score, s.passage.position)):
         evidence = item.excerpt.evidence
         where = (evidence.document_id, evidence.section)
+        passage = item.passage
         if (
             where in seen
-            or not _quotable_text(item.passage)
-            or item.passage.text in quoted
-            or len(lines) == MAX_ALSO_SEE
+            or not _quotable_text(passage)
+            or passage.text in quoted
+            or shown == MAX_ALSO_SEE
+        ):
+            continue
+        code = passage.code if passage.text.endswith(":") else None
+        if passage.text.endswith(":") and (
+            code is None or not _quotable_code(code) or _code_lines(code) > MAX_ALSO_SEE_CODE_LINES
         ):
             continue
         seen.add(where)
-        quoted.add(item.passage.text)
+        quoted.add(passage.text)
+        shown += 1
         n = item.excerpt.n
-        lines.append(f"Also see *{evidence.section}*: {item.passage.text} [{n}]")
-        citations.append(DraftCitation(n, item.passage.text))
-    return lines, citations
+        line = f"Also see *{evidence.section}*: {passage.text}"
+        citations = [DraftCitation(n, passage.text)]
+        if code is not None:
+            line += f"\n{_fenced(code)}\n[{n}]"
+            citations.append(DraftCitation(n, code.quote))
+        else:
+            line += f" [{n}]"
+        answer.lines.append(line)
+        answer.citations.extend(citations)
 
 
-def _lines_up_to(passages: list[Passage], position: int) -> int:
+def _holds(unit: Unit, position: int) -> bool:
+    return any(passage.position == position for passage in unit.passages)
+
+
+def _too_short(unit: Unit) -> bool:
+    return bool(unit.quote) and len(unit.quote.split()) < MIN_QUOTE_WORDS
+
+
+def _cost(units: Sequence[Unit]) -> int:
     return sum(
-        (1 if p.text else 0) + (_code_lines(p.code) if p.code is not None else 0)
-        for p in passages
-        if p.position <= position
+        (_text_cost(unit, unit.display) if unit.quote else 0)
+        + (_code_lines(unit.code) if unit.code is not None else 0)
+        for unit in units
     )
+
+
+def _text_cost(unit: Unit, display: str) -> int:
+    if unit.kind == "row":
+        return display.count("\n") + 1
+    return 1 + len(display) // _CHARS_PER_LINE
+
+
+def _fenced(code: CodeBlock) -> str:
+    return f"{code.fence}{code.info}\n{code.body}\n{code.fence}"
 
 
 def _code_lines(code: CodeBlock) -> int:
@@ -197,11 +400,11 @@ def _quotable_text(passage: Passage) -> bool:
     return bool(passage.text) and _quotable(passage.text)
 
 
-def _quotable(text: str) -> bool:
+def _quotable(text: str, max_chars: int = _MAX_PASSAGE_CHARS) -> bool:
     # A bracketed number in quoted prose would read as a citation marker in the answer text.
     return (
         len(text.split()) >= MIN_QUOTE_WORDS
-        and len(text) <= _MAX_PASSAGE_CHARS
+        and len(text) <= max_chars
         and next(find_markers(text), None) is None
     )
 

@@ -15,7 +15,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.core.citations import Source, group_citations
+from bot.core.citations import Source, group_citations, labelled_steps
 from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
 from bot.slack.blocks.sources import (
     QUOTE_FLOOR,
@@ -53,7 +53,7 @@ def render_answer(
 ) -> Card:
     """Each quote sits in a collapsible container, except those in ``expanded``: they show
     inline, for clients without containers, and their button reads "Hide quote"."""
-    sources = group_citations(result.citations)
+    sources = group_citations(result.citations, answer=result.answer)
     shown = sources[:MAX_SOURCES]
     answer_id = interaction_id(result)
     hidden = len(sources) - len(shown)
@@ -84,7 +84,11 @@ def footer(result: AskResult) -> ContextBlock:
 
 
 def _answer_sections(answer: str) -> list[Block]:
-    text = escape_mrkdwn(clean(answer)).strip()
+    # A step that quotes a command which changes state wears its label on the line above it.
+    text = "\n".join(
+        (f"*{escape_mrkdwn(label)}*\n" if label else "") + escape_mrkdwn(step.text)
+        for label, step in labelled_steps(clean(answer))
+    ).strip()
     if not text:
         return [SectionBlock(text=mrkdwn("_The answer has no text; see the sources below._"))]
     shortened = clip(text, ANSWER_MAX)

@@ -14,7 +14,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
-from bot.core.citations import Source
+from bot.core.citations import Source, state_label
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, one_line, units
 from rag import AskResult, Evidence, age_in_days
 
@@ -80,7 +80,10 @@ def nearest_documents(evidence: Iterable[Evidence], limit: int = 3) -> list[Evid
 
 
 def quote_title(source: Source) -> str:
-    return clip(f"[{source.n}] {source_label(source.evidence)}", TITLE_MAX)
+    """``[n] Title › Section``, led by the state-change label when the answer quotes such a
+    command from it (first, so clipping a long title never cuts the warning)."""
+    warning = f"{state_label(source.changes)} · " if source.changes else ""
+    return clip(f"[{source.n}] {warning}{source_label(source.evidence)}", TITLE_MAX)
 
 
 def quote_container(source: Source, budget: int) -> ContainerBlock:

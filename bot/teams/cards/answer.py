@@ -3,7 +3,7 @@ feedback buttons and a footer, shrunk step by step until the activity fits Teams
 
 from __future__ import annotations
 
-from bot.core.citations import Source, group_citations
+from bot.core.citations import Source, group_citations, labelled_steps
 from bot.teams.cards.elements import (
     Json,
     adaptive_card,
@@ -48,7 +48,7 @@ def render_answer(
 ) -> Json:
     """``vote``: the clicker's recorded vote, shown instead of the feedback buttons (a 👎 with
     the reason form, or thanks for the ``reason`` given; ``reason_error`` when re-shown)."""
-    sources = group_citations(result.citations)
+    sources = group_citations(result.citations, answer=result.answer)
     feedback = feedback_part(result.answer_id, vote, reason=reason, reason_error=reason_error)
     card: Json = {}
     for answer_max, quote_max in _SIZES:
@@ -119,7 +119,11 @@ def _card(
 
 
 def _answer_text(answer: str, limit: int) -> list[Json]:
-    text = neutral(answer).strip()
+    # A step that quotes a command which changes state wears its label on the line above it.
+    text = "\n".join(
+        (f"{label}\n" if label else "") + step.text
+        for label, step in labelled_steps(neutral(answer))
+    ).strip()
     if not text:
         return [text_block("_The answer has no text; see the sources below._")]
     shortened = clip(text, limit)

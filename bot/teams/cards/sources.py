@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.core.citations import Source
+from bot.core.citations import Source, state_label
 from bot.teams.cards.elements import Json, clip, link_run, neutral, one_line, rich_text, run
 from rag import AskResult, Evidence
 
@@ -46,6 +46,8 @@ def quote_id(n: int) -> str:
 def quote_container(source: Source, budget: int) -> Json:
     """The verified quote, hidden until its toggle is clicked; text verbatim in TextRuns."""
     heading = rich_text(run(f"[{source.n}] {source_label(source.evidence)}", weight="Bolder"))
+    if source.changes:
+        heading["inlines"].append(run(f" · {state_label(source.changes)}", color="Attention"))
     quotes: list[Json] = []
     for quote in source.quotes:
         text = neutral(quote).strip()
