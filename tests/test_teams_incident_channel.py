@@ -4,6 +4,7 @@ carries), silence for everything else, Mute, and thread follow-ups with Stop fol
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -11,13 +12,25 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from microsoft_agents.activity import Activity
+from prometheus_client import CollectorRegistry
 
 from bot.core.channel_settings import set_channel_switch
-from bot.teams.channel_requests import ALERT_POST
+from bot.core.job_metrics import JobMetrics
+from bot.core.job_worker import JobHandlers, JobWorker
+from bot.core.jobs import JobQueue, JobRequest
+from bot.core.metrics import BotMetrics
+from bot.server import working
+from bot.teams.alerts import read_activity
+from bot.teams.app import build_teams_app
+from bot.teams.bot import job_tenant
+from bot.teams.channel_requests import ALERT_POST, ChannelPostRequest
+from bot.teams.config import teams_mode
 from bot.teams.tenancy import add_teams_tenant
 from rag import IngestReport, RagService, Settings, Store
 from tests.adaptive_cards import activity_problems, card_of, rendered_texts
 from tests.fakes.bot_connector import FakeBotConnector, Message
+from tests.slack_harness import SettlingTasks, forget_unfinished_jobs
 from tests.teams_harness import (
     ADAPTIVE,
     BOT,
@@ -31,6 +44,7 @@ from tests.teams_harness import (
     served_teams,
     teams_settings,
 )
+from tests.test_job_fairness import KIND, Timed, replica, states
 
 ONCALL = "19:oncall-alerts@thread.tacv2"
 INCIDENT = "19:incident@thread.tacv2"
@@ -423,3 +437,62 @@ async def test_a_follow_up_shows_typing_at_once_and_no_placeholder(teams: Channe
     await teams.deliver(reply)
     kinds = [c.kind for c in teams.connector.calls[before:]]
     assert kinds == ["typing", "reply"], "typing first, then the answer itself: nothing to update"
+
+
+async def test_a_replica_without_teams_leaves_an_alert_post_queued_for_one_that_serves_it(
+    settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
+) -> None:
+    """A rolling upgrade: the old replica (no Teams handlers) never claims the new kind."""
+    await forget_unfinished_jobs(store)
+    aad = new_aad_tenant()
+    await add_teams_tenant(store, aad, "acme")
+    await set_channel_switch(store, "acme", aad, ONCALL, "alerts", True)
+    quick = teams_settings(settings, jwks_url="http://127.0.0.1:9/keys", local=True)
+    quick = quick.model_copy(update={"job_poll_s": 0.05})
+    async with FakeBotConnector() as connector:
+        post = channel_post(
+            service_url=connector.service_url,
+            aad_tenant=aad,
+            channel=ONCALL,
+            sender=WORKFLOWS,
+            attachments=(workflows_card(),),
+        )
+        thread = f"{ONCALL};messageid={post['id']}"
+        reference = Activity.model_validate(post).get_conversation_reference()
+        request = ChannelPostRequest(
+            reference=reference.model_copy(update={"activity_id": post["id"]}),
+            aad_tenant=aad,
+            channel_id=ONCALL,
+            thread_root=post["id"],
+            text=read_activity(Activity.model_validate(post)).question,
+        )
+        async with replica(store, quick, {KIND: Timed(0.0)}) as old:
+            async with old.intake() as conn:
+                job = JobRequest(
+                    ALERT_POST, f"test:{post['id']}", request.payload(), job_tenant({})
+                )
+                assert await old.insert(conn, job)
+            old.new_work.set()
+            await asyncio.sleep(1.0)  # many claims by a worker that does not serve the kind
+            assert await states(store, ALERT_POST) == [("queued", 0, None)]
+        jobs = await JobQueue.open(store, quick)
+        handlers, tasks = JobHandlers(), SettlingTasks(jobs)
+        build_teams_app(
+            settings=quick,
+            mode=teams_mode(quick),
+            service=service,
+            store=store,
+            tasks=tasks,
+            metrics=BotMetrics(),
+            jobs=jobs,
+            job_handlers=handlers,
+        )
+        worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(CollectorRegistry()))
+        try:
+            async with working(worker, tasks, drain_s=10):
+                [answer] = await connector.wait_for_messages(thread, 1)
+                assert await tasks.drain(15) == 0
+        finally:
+            await jobs.close()
+    assert await states(store, ALERT_POST) == [("done", 1, "done")]
+    assert "Posted automatically" in texts(answer)
