@@ -69,7 +69,8 @@ async def _take_post(bot: TeamsBot, activity: Activity, conversation_id: str, ch
     # The answer goes into the post's own thread, also when the post came with the bare
     # channel id.
     base = activity.get_conversation_reference()
-    assert base.conversation is not None  # checked by the caller: the activity has one
+    if base.conversation is None:
+        return
     thread = base.conversation.model_copy(
         update={"id": thread_conversation_id(conversation_id, root)}
     )
