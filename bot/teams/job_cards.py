@@ -20,7 +20,6 @@ from bot.core.jobs import Job
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import Json, render_searching, render_timed_out
 from bot.teams.delivery import RETRYABLE_STATUSES, ConnectorError
-from bot.teams.progress import show_typing
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +48,10 @@ class JobCard:
         return isinstance(posted, dict) and posted.get("final") is True
 
     async def placeholder(self) -> None:
-        """Typing at once, then "Searching runbooks…" to update later, unless a card is there
-        already (a re-run); the answer is posted anyway if this fails."""
+        """ "Searching runbooks…" to update later, unless a card is there already (a re-run);
+        the answer is posted anyway if this fails."""
         if self.activity_id is not None:
             return
-        await show_typing(self.client, self.reference)
         try:
             posted = await self.bot.delivery.post(self.client, self.reference, render_searching())
         except ConnectorError:

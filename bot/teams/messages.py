@@ -21,6 +21,7 @@ from bot.teams.card_actions import CARD_VERBS, on_card_submit
 from bot.teams.cards import neutral
 from bot.teams.channel_messages import is_unprompted, take_channel_message
 from bot.teams.job_requests import ANSWER, AnswerRequest
+from bot.teams.progress import show_typing_now
 from bot.teams.threads import aad_tenant_of, channel_of, dedupe_key
 
 
@@ -44,6 +45,7 @@ def register_messages(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
             entry="mention",
         )
         await bot.accept(dedupe_key(activity), ANSWER, request.payload())
+        await show_typing_now(context)
 
     async def ignore(context: TurnContext, state: TurnState) -> None:
         """Installs, membership changes, reactions, typing: nothing to answer."""

@@ -1,4 +1,6 @@
-"""Teams' typing indicator: the first sign of work, sent as soon as a job starts.
+"""Teams' typing indicator: the first sign of work. A message to the bot (a mention, a chat)
+shows it from its own turn, before the request is answered, whatever the queue holds; work that
+arrives otherwise (the message action, alert posts, follow-ups) shows it when its job starts.
 
 Best effort and never retried: it is progress, not content, and Teams clears it by itself after
 a few seconds or when the bot's next message arrives. An answer that may end in silence (an
@@ -12,11 +14,20 @@ import logging
 
 import aiohttp
 from microsoft_agents.activity import Activity, ConversationReference
-from microsoft_agents.hosting.core import ConnectorClientBase
+from microsoft_agents.hosting.core import ConnectorClientBase, TurnContext
 
 logger = logging.getLogger(__name__)
 
 TYPING_TIMEOUT_S = 5.0
+
+
+async def show_typing_now(context: TurnContext) -> None:
+    """From the turn itself: the reply to the activity being handled."""
+    try:
+        async with asyncio.timeout(TYPING_TIMEOUT_S):
+            await context.send_activity(Activity(type="typing"))
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        logger.info("typing indicator not shown: %s", type(exc).__name__)
 
 
 async def show_typing(client: ConnectorClientBase, reference: ConversationReference) -> None:
