@@ -250,3 +250,45 @@ def alertmanager_payload(message_id: str, *, hostile: str = "") -> dict[str, Any
         "attachments": [{"id": "a1", "contentType": ADAPTIVE, "content": json.dumps(card)}],
         "from": {"application": {"id": "alertmanager", "displayName": "Alertmanager"}},
     }
+
+
+WORKFLOWS = {"id": "28:0f6d2b7a-4c3e-4a1f-9b8d-6e5c4a3b2d1f", "name": "Workflows"}
+O365_CONNECTOR = "application/vnd.microsoft.teams.card.o365connector"
+
+
+def channel_post(
+    *,
+    service_url: str,
+    aad_tenant: str,
+    channel: str,
+    text: str | None = None,
+    attachments: tuple[dict[str, Any], ...] = (),
+    sender: dict[str, Any] | None = None,
+    root: str | None = None,
+    bare: bool = False,
+    mentioned: tuple[dict[str, Any], ...] = (),
+) -> dict[str, Any]:
+    """A channel message that does not mention the bot, as resource-specific consent delivers
+    it: a root post (``;messageid=`` its own id, or the bare channel id with ``bare``) or, with
+    ``root``, a reply in that thread. ``sender`` None: a person; ``mentioned``: people the text
+    addresses (``<at>`` tags and mention entities)."""
+    activity_id = new_id()
+    conversation = {
+        "id": channel if bare else f"{channel};messageid={root or activity_id}",
+        "conversationType": "channel",
+        "isGroup": True,
+        "tenantId": aad_tenant,
+    }
+    fields: dict[str, Any] = {"id": activity_id, "attachments": list(attachments), "entities": []}
+    if text is not None:
+        tags = "".join(f"<at>{person['name']}</at> " for person in mentioned)
+        fields.update(text=tags + text, textFormat="plain")
+        fields["entities"] = [
+            {"type": "mention", "text": f"<at>{p['name']}</at>", "mentioned": dict(p)}
+            for p in mentioned
+        ]
+    activity = _envelope("message", conversation, service_url, **fields)
+    activity["from"] = dict(sender or USER)
+    if root:
+        activity["replyToId"] = root
+    return activity

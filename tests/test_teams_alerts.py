@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import json
 
-from bot.teams.alerts import html_to_text, read_message_payload
+from microsoft_agents.activity import Activity
+
+from bot.core.alert_classifier import classify_alert_text
+from bot.teams.alerts import html_to_text, read_activity, read_message_payload
 from bot.teams.message_action import fit_question
-from tests.teams_harness import alertmanager_payload
+from tests.teams_harness import WORKFLOWS, alertmanager_payload, channel_post
+from tests.test_teams_incident_channel import (
+    CONNECTOR,
+    PROMTEAMS,
+    message_card,
+    prometheus_msteams_card,
+    workflows_card,
+)
 
 AZURE_MONITOR = {
     "type": "AdaptiveCard",
@@ -103,3 +113,41 @@ def test_a_fitted_alert_keeps_its_lines_for_the_alert_parser() -> None:
 
 def test_a_payload_that_is_not_an_object_asks_nothing() -> None:
     assert read_message_payload("nope").question == ""
+
+
+def channel_activity(sender: dict[str, str], attachment: dict[str, object]) -> Activity:
+    return Activity.model_validate(
+        channel_post(
+            service_url="http://127.0.0.1:9/amer/",
+            aad_tenant="5c0ffee0-aaaa-4bbb-8ccc-0123456789ab",
+            channel="19:oncall@thread.tacv2",
+            sender=sender,
+            attachments=(attachment,),
+        )
+    )
+
+
+def test_a_workflows_card_reads_as_the_firing_alert_with_its_key_labels() -> None:
+    alert = classify_alert_text(read_activity(channel_activity(WORKFLOWS, workflows_card())))
+    assert alert is not None and (alert.state, alert.name) == ("firing", "KubePodCrashLooping")
+    labels = dict(alert.labels)
+    assert labels["namespace"] == "payments" and "pod" not in labels, "pods change per repeat"
+    assert alert.scope_hints()[:2] == ("payments-api", "payments")
+
+
+def test_prometheus_msteams_takes_its_state_from_the_title_and_its_name_from_the_facts() -> None:
+    firing = read_activity(channel_activity(PROMTEAMS, prometheus_msteams_card()))
+    resolved = read_activity(channel_activity(PROMTEAMS, prometheus_msteams_card("resolved")))
+    assert (alert := classify_alert_text(firing)) is not None
+    assert (alert.state, alert.name) == ("firing", "KubePodCrashLooping")
+    assert (back := classify_alert_text(resolved)) is not None and back.state == "resolved"
+    assert back.fingerprint == alert.fingerprint, "the same alert, so a repeat inside the window"
+
+
+def test_a_message_card_and_its_resolved_twin_share_a_fingerprint() -> None:
+    firing = classify_alert_text(read_activity(channel_activity(CONNECTOR, message_card())))
+    resolved = read_activity(channel_activity(CONNECTOR, message_card("resolved")))
+    back = classify_alert_text(resolved)
+    assert firing is not None and back is not None
+    assert (firing.state, back.state) == ("firing", "resolved")
+    assert firing.fingerprint == back.fingerprint

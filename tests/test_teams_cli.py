@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.core.channel_settings import ChannelSettings, channel_settings
 from bot.teams.config import is_loopback, teams_mode
 from bot.teams.tenancy import add_teams_tenant
 from rag import IngestReport, Settings, Store
@@ -190,6 +191,45 @@ async def test_teams_tenant_and_channel_commands_round_trip(
     assert (await run("tenant", "remove", aad)).returncode == 1
 
 
+async def test_teams_channel_switches_are_stored_per_channel_and_listed(
+    database_url: str, data_dir: Path, store: Store
+) -> None:
+    aad = new_aad_tenant()
+    env = {"DATABASE_URL": database_url, "RUNBOOK_DATA_DIR": str(data_dir)}
+    incidents, quiet = "19:incidents@thread.tacv2", "19:quiet@thread.tacv2"
+
+    async def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(runbook, "teams", "channel", *args, env=env)
+
+    unmapped = await run("alerts", aad, incidents, "on")
+    assert unmapped.returncode == 2 and "runbook teams tenant add" in unmapped.stderr
+    await add_teams_tenant(store, aad, "acme")
+    alerts = await run("alerts", aad.upper(), f"{incidents};messageid=17", "on", "--json")
+    assert alerts.returncode == 0, alerts.stderr
+    assert json.loads(alerts.stdout) == {
+        "aad_tenant_id": aad,
+        "tenant": "acme",
+        "channel_id": incidents,
+        "alerts": True,
+        "follow_ups": False,
+    }
+    follow = await run("follow-ups", aad, incidents, "on")
+    assert follow.returncode == 0 and "alerts on, follow-ups on" in follow.stdout
+    assert (await run("follow-ups", aad, quiet, "on")).returncode == 0
+    assert (await run("follow-ups", aad, quiet, "off")).returncode == 0
+    assert (await run("alerts", aad, "general", "on")).returncode == 2, "not a 19: channel id"
+
+    listed = await run("list", aad, "--json")
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(r["channel_id"], r["alerts"], r["follow_ups"]) for r in rows] == [
+        (incidents, True, True),
+        (quiet, False, False),
+    ]
+    # What the Teams surface reads before an unprompted answer: the core's switches.
+    assert await channel_settings(store, "acme", aad, incidents) == ChannelSettings(True, True)
+    assert await channel_settings(store, "acme", aad, quiet) == ChannelSettings(False, False)
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
@@ -222,6 +262,26 @@ def test_package_writes_the_manifest_and_icons_at_the_zip_root(tmp_path: Path) -
         "resource": f"api://bot.example.com/{APP_ID}",
     }
     assert len(manifest["description"]["short"]) <= 80
+
+
+def test_package_asks_only_for_channel_messages_without_a_mention(tmp_path: Path) -> None:
+    out = tmp_path / "app.zip"
+    done = runbook(
+        "teams", "package", "--app-id", APP_ID, "--host", "bot.example.com", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out) as package:
+        manifest = json.loads(package.read("manifest.json"))
+    # Manifest v1.30's place for resource-specific consent; the legacy
+    # webApplicationInfo.applicationPermissions list stays unused.
+    assert manifest["authorization"] == {
+        "permissions": {
+            "resourceSpecific": [{"name": "ChannelMessage.Read.Group", "type": "Application"}]
+        }
+    }
+    assert "applicationPermissions" not in manifest["webApplicationInfo"]
+    assert manifest["webApplicationInfo"]["id"] == APP_ID, "RSC is granted to this app id"
+    assert len(manifest["description"]["full"]) <= 4000
 
 
 def test_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path) -> None:

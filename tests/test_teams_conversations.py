@@ -316,12 +316,13 @@ async def test_connector_429_and_502_are_retried_into_exactly_one_answer(teams: 
 
     calls = [c for c in teams.connector.calls if c.conversation == activity["conversation"]["id"]]
     assert [(c.kind, c.status) for c in calls] == [
+        ("typing", 201),
         ("reply", 429),
         ("reply", 201),
         ("update", 502),
         ("update", 200),
     ]
-    assert calls[1].at - calls[0].at >= 1.0, "Retry-After: 1 is honoured"
+    assert calls[2].at - calls[1].at >= 1.0, "Retry-After: 1 is honoured"
     assert hidden_quotes(final_card(message))
 
 

@@ -108,7 +108,7 @@ async def test_a_job_past_its_deadline_replaces_searching_with_the_could_not_ans
     assert "Could not answer in time" in shown and "Ask again" in shown
     assert message.updates, "the 'Searching runbooks…' card gave way to it, in place"
     outcomes = [c.kind for c in connector.calls if c.conversation == message.conversation]
-    assert outcomes == ["reply", "update"]
+    assert outcomes == ["typing", "reply", "update"], "typing at once, then Searching…, updated"
 
 
 async def queued_answer(served: ServedTeams, activity: dict[str, Any]) -> Job:

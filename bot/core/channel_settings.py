@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from psycopg.rows import class_row
+
 from rag import Store
 
 Switch = Literal["alerts", "follow_ups"]
@@ -20,6 +22,17 @@ Switch = Literal["alerts", "follow_ups"]
 class ChannelSettings:
     alerts: bool = False
     follow_ups: bool = False
+
+
+@dataclass(frozen=True)
+class ChannelSwitches:
+    """One channel's stored row (``runbook teams channel list``)."""
+
+    tenant_id: str
+    team_id: str
+    channel_id: str
+    alerts: bool
+    follow_ups: bool
 
 
 _SET_ALERTS = """
@@ -62,3 +75,15 @@ async def channel_settings(
         )
         row = await cur.fetchone()
     return ChannelSettings(alerts=row[0], follow_ups=row[1]) if row else ChannelSettings()
+
+
+async def list_channel_switches(store: Store, team_id: str) -> list[ChannelSwitches]:
+    """Every channel of a workspace (or Teams organisation) with a stored row, in id order."""
+    async with store.pool.connection() as conn:
+        cur = conn.cursor(row_factory=class_row(ChannelSwitches))
+        await cur.execute(
+            "SELECT tenant_id, team_id, channel_id, alerts, follow_ups FROM channel_settings "
+            "WHERE team_id = %s ORDER BY channel_id",
+            (team_id,),
+        )
+        return await cur.fetchall()

@@ -92,7 +92,7 @@ class AlertPostJob:
             thread_ts=ts,
             ephemeral=False,
         )
-        service = await self.bot.scope_for(tenant, origin, scope_hints(alert))
+        service = await self.bot.scope_for(tenant, origin, alert.scope_hints())
         result = await answer_for_job(
             self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
         )
@@ -108,10 +108,3 @@ class AlertPostJob:
         await self.bot.answers.record_delivery(
             tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False
         )
-
-
-def scope_hints(alert: AlertPost) -> tuple[str, ...]:
-    """Service-like labels first, then whatever the alert reader found."""
-    labels = dict(alert.labels)
-    preferred = [labels[k] for k in ("service", "app", "container", "namespace") if k in labels]
-    return tuple(dict.fromkeys([*preferred, *alert.text.hints]))

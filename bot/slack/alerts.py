@@ -9,8 +9,9 @@ service the tenant's runbooks know.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from bot.core.alert_classifier import AlertText
 
 # <https://x|label> → label, <https://x> → https://x, <@U1> / <!here> → dropped.
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
@@ -22,14 +23,6 @@ _LABEL = re.compile(
 )
 _SERVICE_FIELD_TITLES = frozenset({"service", "services", "impacted service", "component"})
 _SKIPPED_BLOCKS = frozenset({"actions", "image", "divider", "input", "file", "video"})
-
-
-@dataclass(frozen=True)
-class AlertText:
-    """``question``: the post's words, one line each; ``hints``: most specific label first."""
-
-    question: str
-    hints: tuple[str, ...]
 
 
 def read_message(message: dict[str, Any]) -> AlertText:

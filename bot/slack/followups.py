@@ -24,6 +24,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.core.answers_store import Placement
 from bot.core.channel_settings import channel_settings
+from bot.core.followup_rules import reads_as_question
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job
 from bot.core.threads import followed_thread
@@ -38,17 +39,6 @@ from bot.slack.tenancy import origin_of, tenant_of
 logger = logging.getLogger(__name__)
 
 _USER_MENTION = re.compile(r"<@([UW][A-Z0-9_]+)(?:\|[^>]*)?>")
-_EMOJI_CODE = re.compile(r":[a-z0-9_+'-]+:")
-_QUESTION_WORDS = frozenset(
-    "what how why where when which who whom whose can could should would is are am was were "
-    "do does did will shall may might has have any anything explain show tell give list".split()
-)
-# Whole messages that only thank or acknowledge, whatever their punctuation.
-_ACKS = frozenset(
-    "thanks thank you thx ty tysm cheers ok okay k kk cool great nice got it perfect awesome "
-    "lgtm np sure yes yep yeah no nope done ack noted will do sounds good makes sense 👍 🙏 "
-    "much a lot appreciated".split()
-)
 
 
 def reads_as_question_to_bot(text: str, bot_user_id: str | None) -> bool:
@@ -56,10 +46,7 @@ def reads_as_question_to_bot(text: str, bot_user_id: str | None) -> bool:
     others = {u for u in _USER_MENTION.findall(text) if u != bot_user_id}
     if others:
         return False  # addressed to someone else (or to several people)
-    words = re.findall(r"[\w'’-]+", _EMOJI_CODE.sub(" ", _USER_MENTION.sub(" ", text)).lower())
-    if not words or all(word in _ACKS for word in words):
-        return False
-    return "?" in text or words[0] in _QUESTION_WORDS
+    return reads_as_question(_USER_MENTION.sub(" ", text))
 
 
 def is_follow_up_question(event: dict[str, Any], bot_user: str | None) -> bool:

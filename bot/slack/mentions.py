@@ -16,10 +16,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.alert_classifier import AlertText
 from bot.core.answers_store import Placement
 from bot.core.job_answers import answer_for_job
 from bot.core.jobs import Job, JobRequest
-from bot.slack.alerts import AlertText, fit_question, read_message
+from bot.slack.alerts import fit_question, read_message
 from bot.slack.answering import Bot
 from bot.slack.blocks import render_internal_error, render_timed_out, render_usage
 from bot.slack.delivery import remove_working_mark

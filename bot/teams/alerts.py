@@ -1,4 +1,5 @@
-"""Reading a Teams post for the "Ask runbooks" action: its words and its scope hints.
+"""Reading a Teams post, for the "Ask runbooks" action and for alert posts that reach the bot
+unprompted: its words and its scope hints.
 
 Alert posts from Alertmanager, Azure Monitor, PagerDuty and Grafana carry most of their text in
 card attachments (Adaptive Cards or Office 365 connector cards, the content sometimes a JSON
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
+
+from microsoft_agents.activity import Activity
+
+from bot.core.alert_classifier import AlertText
 
 # service=kafka, service: "kafka", app=checkout, alertname=KubePodCrashLooping
 _LABEL = re.compile(
@@ -25,14 +29,6 @@ _ALERT_FACTS = frozenset({"alertname", "alert name", "alert rule", "rule", "moni
 # Card parts that are not words of the alert: buttons, images, inputs.
 _SKIPPED = frozenset({"actions", "selectAction", "images", "url", "iconUrl", "backgroundImage"})
 _BLOCK_TAGS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "pre", "ul", "ol"})
-
-
-@dataclass(frozen=True)
-class AlertText:
-    """``question``: the post's words, one line each; ``hints``: most specific label first."""
-
-    question: str
-    hints: tuple[str, ...]
 
 
 def read_message_payload(payload: object) -> AlertText:
@@ -51,6 +47,22 @@ def read_message_payload(payload: object) -> AlertText:
             _read_card(_content(item.get("content")), lines, services, alerts)
     text = "\n".join(lines)
     return AlertText(text, _hints(text, services, alerts))
+
+
+def read_activity(activity: Activity) -> AlertText:
+    """The words and hints of a channel message as the bot receives it: its text (plain, or HTML
+    from clients and apps) and its attachments (cards, the client's ``text/html`` rendering)."""
+    text_format = (activity.text_format or "").lower()
+    body = {
+        "contentType": "html" if text_format == "xml" else "text",
+        "content": activity.text or "",
+    }
+    attachments = [
+        {"content": attachment.content}
+        for attachment in activity.attachments or []
+        if attachment.content is not None
+    ]
+    return read_message_payload({"body": body, "attachments": attachments})
 
 
 def html_to_text(html: str) -> str:

@@ -29,6 +29,7 @@ from bot.teams.cards import (
 )
 from bot.teams.job_cards import JobCard
 from bot.teams.job_requests import ANSWER, RETRY, AnswerRequest, RetryRequest
+from bot.teams.progress import show_typing
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import thread_root
 from rag import AskResult, StoreError
@@ -67,6 +68,9 @@ class AnswerJob:
         try:
             tenant = await find_teams_tenant(bot.store, request.aad_tenant)
             if tenant is not None and request.question:
+                if request.entry != "mention" and card.activity_id is None:
+                    # A mention's own turn showed typing already (``bot.teams.messages``).
+                    await show_typing(card.client, card.reference)
                 await card.placeholder()
                 result = await self._ask(job, request, tenant)
         except Exception as exc:

@@ -40,6 +40,7 @@ from bot.teams.card_actions import register_card_actions
 from bot.teams.config import TeamsMode
 from bot.teams.delivery import Delivery
 from bot.teams.errors import TurnErrorHandler
+from bot.teams.incident_answers import register_incident_jobs
 from bot.teams.message_action import register_message_action
 from bot.teams.messages import register_messages
 from bot.teams.metrics import TeamsMetrics
@@ -99,6 +100,7 @@ def build_teams_app(
         teams_metrics=teams_metrics,
     )
     register_answer_jobs(bot)
+    register_incident_jobs(bot)
     register_message_action(agent, bot)
     register_card_actions(agent, bot)
     register_messages(agent, bot)

@@ -1,5 +1,6 @@
 """Buttons on our cards: feedback (``Action.Execute`` verb ``feedback``), the 👎 reason form
-(verb ``feedbackReason``) and Retry.
+(verb ``feedbackReason``), Retry, and the incident channel's Mute this alert here (``muteAlert``)
+and Stop following this thread (``stopFollowing``).
 
 A vote is stored once per user and answer (a second click changes it) and answered with the
 same card for the clicker, the vote acknowledged in place of the buttons (synchronously: the
@@ -17,9 +18,11 @@ from typing import Any
 from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
+from bot.core.alert_memory import AlertMemory
 from bot.core.answers_store import StoredAnswer
 from bot.core.feedback_reasons import REASONS, record_reason
 from bot.core.owner_queue import cited_quotes, queue_owner_notes
+from bot.core.threads import unfollow_thread
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import (
     COMMENT_INPUT,
@@ -32,12 +35,19 @@ from bot.teams.cards import (
     render_result,
     render_searching,
 )
+from bot.teams.cards.incident import (
+    MUTE_VERB,
+    UNFOLLOW_VERB,
+    UNFOLLOWED_NOTICE,
+    muted_notice,
+    with_notice,
+)
 from bot.teams.invokes import as_dict, card_response, respond, value_of
 from bot.teams.job_requests import RETRY, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import aad_tenant_of, dedupe_key
 
-CARD_VERBS = frozenset({"feedback", REASON_VERB, "retry"})
+CARD_VERBS = frozenset({"feedback", REASON_VERB, "retry", MUTE_VERB, UNFOLLOW_VERB})
 VOTES = frozenset({"up", "down"})
 
 
@@ -73,6 +83,8 @@ async def _act(bot: TeamsBot, activity: Activity, verb: str, data: dict[str, Any
         await _retry(bot, activity, stored)
         return render_searching()
     user = activity.from_property.aad_object_id or activity.from_property.id
+    if verb in (MUTE_VERB, UNFOLLOW_VERB):
+        return await _quiet(bot, tenant, answer_id, user, verb) if user else render_answer_gone()
     if verb == REASON_VERB:
         return await _reason(bot, tenant, answer_id, user, data) if user else render_answer_gone()
     vote = data.get("vote")
@@ -123,6 +135,29 @@ async def _reason(
         service_url=stored.placement.service_url,
     )
     return render_result(stored.result, vote="down", reason=reason)
+
+
+async def _quiet(bot: TeamsBot, tenant: str, answer_id: str, user: str, verb: str) -> Json:
+    """Mute the alert behind an automatic answer in its channel, or stop following the
+    answer's thread; the clicker sees the answer again with what was done."""
+    stored = await bot.answers.load(tenant, answer_id)
+    if stored is None:
+        return render_answer_gone()
+    card = render_result(stored.result)
+    if verb == MUTE_VERB:
+        memory = AlertMemory(bot.store, repeat_window_min=bot.settings.alert_repeat_window_min)
+        return with_notice(card, muted_notice(await memory.mute(tenant, answer_id, user)))
+    placement = stored.placement
+    if placement.channel_id and placement.thread_ts:
+        await unfollow_thread(
+            bot.store,
+            tenant,
+            placement.team_id,
+            placement.channel_id,
+            placement.thread_ts,
+            user,
+        )
+    return with_notice(card, UNFOLLOWED_NOTICE)
 
 
 async def _retry(bot: TeamsBot, activity: Activity, stored: StoredAnswer) -> None:

@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.teams.cards import render_result
+from bot.teams.channel_cli import (
+    add_channel_switch_commands,
+    is_teams_channel_switch,
+    teams_channel_switch_command,
+)
 from bot.teams.package import write_package
 from bot.teams.tenancy import (
     add_teams_tenant,
@@ -35,12 +40,15 @@ def add_teams_commands(commands: Any) -> None:
     remove = tenant_sub.add_parser("remove")
     remove.add_argument("aad_tenant_id")
 
-    channel = sub.add_parser("channel", help="scope a Teams channel to a service")
+    channel = sub.add_parser(
+        "channel", help="a Teams channel: its service, alert answers and thread follow-ups"
+    )
     channel_sub = channel.add_subparsers(dest="action", required=True)
     channel_map = channel_sub.add_parser("map")
     channel_map.add_argument("aad_tenant_id")
     channel_map.add_argument("channel_id", help="e.g. 19:abc…@thread.tacv2")
     channel_map.add_argument("service")
+    add_channel_switch_commands(channel_sub)
 
     package = sub.add_parser("package", help="write the Teams app package (zip)")
     package.add_argument("--app-id", required=True, help="the Azure bot's Microsoft App ID")
@@ -57,6 +65,8 @@ async def teams_command(args: argparse.Namespace, settings: Settings) -> int:
         out = write_package(args.app_id, args.host, args.out)
         print(f"wrote {out}: upload it in Teams (Apps › Manage your apps › Upload an app)")
         return EXIT_OK
+    if is_teams_channel_switch(args):
+        return await teams_channel_switch_command(args, settings)
     async with open_store(settings) as store:
         if args.teams_command == "channel":
             scope = await map_teams_channel(

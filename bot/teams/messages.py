@@ -1,4 +1,6 @@
 """Messages to the bot: an @mention in a channel post or thread, a 1:1 or group chat message.
+Channel messages without a mention (delivered by the app's resource-specific consent) go to
+``bot.teams.channel_messages``: alert posts and thread follow-ups.
 
 Queued as a ``teams.answer`` job (with its dedupe claim) and answered with HTTP 202; the answer
 card follows in the same thread (the mention's conversation id already carries
@@ -17,7 +19,9 @@ from bot.core.conversation import storable
 from bot.teams.bot import TeamsBot
 from bot.teams.card_actions import CARD_VERBS, on_card_submit
 from bot.teams.cards import neutral
+from bot.teams.channel_messages import is_unprompted, take_channel_message
 from bot.teams.job_requests import ANSWER, AnswerRequest
+from bot.teams.progress import show_typing_now
 from bot.teams.threads import aad_tenant_of, channel_of, dedupe_key
 
 
@@ -29,6 +33,9 @@ def register_messages(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
         if isinstance(value, dict) and value.get("verb") in CARD_VERBS:
             await on_card_submit(bot, activity, value)
             return
+        if is_unprompted(activity):
+            await take_channel_message(bot, activity)
+            return
         request = AnswerRequest(
             reference=activity.get_conversation_reference(),
             aad_tenant=aad_tenant_of(activity),
@@ -38,6 +45,7 @@ def register_messages(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
             entry="mention",
         )
         await bot.accept(dedupe_key(activity), ANSWER, request.payload())
+        await show_typing_now(context)
 
     async def ignore(context: TurnContext, state: TurnState) -> None:
         """Installs, membership changes, reactions, typing: nothing to answer."""

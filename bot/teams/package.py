@@ -1,5 +1,12 @@
 """``runbook teams package``: the Teams app package (manifest v1.30 and icons, at the zip root)
-to upload in Teams admin center or "Upload a custom app"."""
+to upload in Teams admin center or "Upload a custom app".
+
+The one resource-specific consent permission, ``ChannelMessage.Read.Group``, is what lets Teams
+deliver a channel's messages without an @mention (alert posts, thread follow-ups); a team owner
+grants it for their team when they add the app. Nothing else is asked for: the bot reads no
+chats, settings or members, and answers only in channels switched on with
+``runbook teams channel alerts|follow-ups``.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,8 @@ from rag import ConfigurationError
 MANIFEST_SCHEMA = (
     "https://developer.microsoft.com/json-schemas/teams/v1.30/MicrosoftTeams.schema.json"
 )
+# Channel messages without an @mention, in the teams the app is added to (and nowhere else).
+RSC_PERMISSIONS = ("ChannelMessage.Read.Group",)
 _GUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _HOST = re.compile(
     r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9-]{1,63})+"
@@ -53,7 +62,9 @@ def build_manifest(app_id: str, host: str, *, version: str = "1.0.0") -> dict[st
                 "Mention Runbook Bot with an incident question, or use Ask runbooks on an alert "
                 "post: it answers in the thread from your team's runbooks, with every sentence "
                 "cited and the quotes verified word for word. When the runbooks don't cover it, "
-                "it says so instead of guessing."
+                "it says so instead of guessing. In channels an admin switches on, it reads "
+                "channel messages without a mention to answer new alert posts and follow-up "
+                "questions in threads it answered; it stores no message it does not answer."
             ),
         },
         "icons": {"color": "color.png", "outline": "outline.png"},
@@ -89,6 +100,13 @@ def build_manifest(app_id: str, host: str, *, version: str = "1.0.0") -> dict[st
         ],
         "validDomains": [host],
         "webApplicationInfo": {"id": app_id, "resource": f"api://{host}/{app_id}"},
+        "authorization": {
+            "permissions": {
+                "resourceSpecific": [
+                    {"name": name, "type": "Application"} for name in RSC_PERMISSIONS
+                ]
+            }
+        },
     }
 
 

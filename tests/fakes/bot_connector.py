@@ -6,7 +6,8 @@
         [message] = await connector.wait_for_messages(conversation_id, 1)
 
 Every call is recorded (method, path, kind, conversation, activity id, Authorization, JSON
-body, size in bytes, status answered). Conversation ids arrive raw or %-encoded. POSTs answer
+body, size in bytes, status answered); a POSTed typing activity is kind ``typing``, not a
+message. Conversation ids arrive raw or %-encoded. POSTs answer
 201 ``{"id": "act-N"}``; PUT ``{"id": id}``; DELETE 200. Failures are consumed in order, one
 per matching call; status 0 drops the connection after reading the request.
 """
@@ -35,7 +36,8 @@ _KINDS = {"post": ("send", "reply"), "update": ("update",), "delete": ("delete",
 @dataclass(frozen=True)
 class ConnectorCall:
     method: str
-    kind: str  # send (POST …/activities), reply (POST …/activities/{id}), update, delete, other
+    kind: str  # send (POST …/activities), reply (POST …/activities/{id}), typing, update, delete,
+    # other
     conversation: str | None
     activity_id: str | None  # the id in the path
     body: dict[str, Any] | None
@@ -140,6 +142,8 @@ class FakeBotConnector:
                 request.method, "delete" if request.method == "DELETE" else "other"
             )
         body = json.loads(raw) if raw else None
+        if kind in ("send", "reply") and isinstance(body, dict) and body.get("type") == "typing":
+            kind = "typing"  # progress, not a message: never a failure's target, never counted
         failure = next((f for f in self._failures if kind in f.kinds and f.count > 0), None)
         status, created, response = 200, None, None
         if failure is not None:
@@ -149,6 +153,8 @@ class FakeBotConnector:
                 headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after else {}
                 error = {"error": {"code": "Injected", "message": f"fake connector {status}"}}
                 response = web.json_response(error, status=status, headers=headers)
+        elif kind == "typing":
+            status, response = 201, web.json_response({}, status=201)
         elif kind in ("send", "reply"):
             status, created = 201, f"act-{next(_IDS)}"
             response = web.json_response({"id": created}, status=201)
