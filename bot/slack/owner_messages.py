@@ -43,7 +43,7 @@ class SlackOwnerMessenger:
             return "failed:not_installed"
         card = render_owner_note(batch)
         try:
-            for channel in await self._recipients(client, batch.target):
+            for channel in await owner_recipients(client, batch.target):
                 await client.chat_postMessage(
                     channel=channel,
                     text=card.text,
@@ -54,20 +54,6 @@ class SlackOwnerMessenger:
         except SlackApiError as exc:
             return f"failed:{slack_error(exc)}"
         return SENT
-
-    async def _recipients(self, client: AsyncWebClient, target: str) -> list[str]:
-        if target_kind(target) != "usergroup":
-            return [target]
-        response = await client.usergroups_users_list(usergroup=target)
-        members = [str(user) for user in response.get("users") or []]
-        if len(members) > MAX_GROUP_MEMBERS:
-            logger.warning(
-                "user group %s has %d members; telling the first %d (map a channel instead)",
-                target,
-                len(members),
-                MAX_GROUP_MEMBERS,
-            )
-        return members[:MAX_GROUP_MEMBERS]
 
     async def _client_for(self, enterprise_id: str, team_id: str) -> AsyncWebClient | None:
         """The app's own client with one bot token; with OAuth, that workspace's install."""
@@ -83,3 +69,20 @@ class SlackOwnerMessenger:
         )
         install_retry_handlers(client)
         return client
+
+
+async def owner_recipients(client: AsyncWebClient, target: str) -> list[str]:
+    """Where a message to an owner target goes: a user's DM or a channel as is, a user group
+    member by member (up to ``MAX_GROUP_MEMBERS``)."""
+    if target_kind(target) != "usergroup":
+        return [target]
+    response = await client.usergroups_users_list(usergroup=target)
+    members = [str(user) for user in response.get("users") or []]
+    if len(members) > MAX_GROUP_MEMBERS:
+        logger.warning(
+            "user group %s has %d members; telling the first %d (map a channel instead)",
+            target,
+            len(members),
+            MAX_GROUP_MEMBERS,
+        )
+    return members[:MAX_GROUP_MEMBERS]
