@@ -39,8 +39,7 @@ import numpy as np
 
 from bot.core.gap_clusters import cluster
 from bot.core.gap_thresholds import THRESHOLDS_FILE
-from rag import Settings, open_runtime
-from rag.evaluate import GoldenQuestion, load_golden
+from rag import GoldenQuestion, Settings, load_golden, open_runtime
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 # The collections small enough to ingest in a minute (the nearest-runbook fit needs evidence);

@@ -28,6 +28,7 @@ from rag.errors import (
     RunbookFormatError,
     StoreError,
 )
+from rag.evaluate import GoldenQuestion, load_golden
 from rag.evidence import Evidence, Excerpt
 from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
@@ -85,6 +86,7 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "Evidence",
+    "GoldenQuestion",
     "Excerpt",
     "FastEmbedder",
     "IngestFileError",
@@ -117,6 +119,7 @@ __all__ = [
     "find_tenant",
     "ingest_limits",
     "ingest_path",
+    "load_golden",
     "list_workspaces",
     "load_chunks",
     "locate_quote",

@@ -3,7 +3,8 @@
 A term labels a group when at least half of its questions use it (two at least, in a group of
 two or more), weighted by how rare it is among the tenant's other gaps and in the tenant's own
 runbooks (a word most runbooks use, "pod", "service", names no gap). Words from alert names
-count too, split at their humps: ``ElasticsearchClusterRed`` says elasticsearch, cluster, red.
+count too, split at their humps: ``ElasticsearchClusterRed`` says elasticsearch, cluster, red;
+so do the tenant's service names a question used (``kafka``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.core.topics import ALERT, TERM, normalise_term, topic_kind, topic_label
+from bot.core.topics import ALERT, SERVICE, TERM, normalise_term, topic_kind, topic_label
 
 MAX_TERMS = 3
 # A term in more than this share of the tenant's runbook chunks is everyday vocabulary there.
@@ -75,7 +76,7 @@ def label_group(topics: Sequence[Sequence[str]], rarity: TermRarity) -> Label:
 
 
 def _terms(question: Sequence[str]) -> list[str]:
-    words = [topic_label(t) for t in question if topic_kind(t) == TERM]
+    words = [topic_label(t).lower() for t in question if topic_kind(t) in (TERM, SERVICE)]
     for topic in question:
         if _is_alert(topic):
             words.extend(normalise_term(p) for p in _HUMPS.findall(topic_label(topic)))
