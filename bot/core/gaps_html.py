@@ -302,7 +302,8 @@ def _bar_chart(
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.spines[["top", "right"]].set_visible(False)
     if len(series) > 1:
-        axes.legend(loc="lower right", frameon=False)
+        # Below the axes, not over the bars.
+        figure.legend(loc="outside lower center", ncols=len(series), frameon=False)
     elif stacked:
         axes.set_title(next(iter(series)), loc="left", fontsize="medium")
     buffer = io.StringIO()
