@@ -35,26 +35,32 @@ def cluster(vectors: Sequence[Vector] | npt.NDArray[Any], threshold: float) -> l
         return []
     units = unit_rows(vectors)
     n = len(units)
-    similarity = units @ units.T
+    # Sum of pairwise similarities between groups, and their mean = sum / (|a| * |b|); only
+    # the merged group's row and column change after a merge.
+    sums = units @ units.T
+    means = sums.copy()
+    np.fill_diagonal(means, -np.inf)
     members: list[list[int]] = [[i] for i in range(n)]
-    # Sum of pairwise similarities between live groups; mean = sum / (|a| * |b|).
-    sums = similarity.copy()
-    live = np.ones(n, dtype=bool)
-    while live.sum() > 1:
-        sizes = np.array([max(1, len(m)) for m in members], dtype=np.float64)
-        means = sums / np.outer(sizes, sizes)
-        np.fill_diagonal(means, -np.inf)
-        means[~live, :] = -np.inf
-        means[:, ~live] = -np.inf
-        a, b = np.unravel_index(int(np.argmax(means)), means.shape)
+    sizes = np.ones(n, dtype=np.float64)
+    while n > 1:
+        flat = int(np.argmax(means))
+        a, b = divmod(flat, n)
         if means[a, b] < threshold:
             break
-        keep, gone = (int(a), int(b)) if a < b else (int(b), int(a))
-        members[keep] = members[keep] + members[gone]
+        keep, gone = min(a, b), max(a, b)
+        members[keep] += members[gone]
         members[gone] = []
         sums[keep, :] += sums[gone, :]
-        sums[:, keep] += sums[:, gone]
-        live[gone] = False
+        sums[:, keep] = sums[keep, :]
+        sizes[keep] += sizes[gone]
+        sizes[gone] = 0
+        row = sums[keep, :] / (sizes[keep] * np.maximum(sizes, 1))
+        row[sizes == 0] = -np.inf  # merged-away groups
+        row[keep] = -np.inf
+        means[keep, :] = row
+        means[:, keep] = row
+        means[gone, :] = -np.inf
+        means[:, gone] = -np.inf
     groups = [sorted(m) for m in members if m]
     return sorted(groups, key=lambda g: (-len(g), g[0]))
 
