@@ -21,7 +21,9 @@ from bot.core.gaps import GapReport, gap_report
 from bot.core.gaps_html import render_gap_html
 from bot.core.owners import list_owner_targets, map_owner, set_default_owner
 from bot.core.retention import purge_expired_text
+from bot.slack.blocks.card import Card
 from bot.slack.blocks.digest import render_digest
+from bot.slack.owner_messages import owner_recipients
 from bot.slack.retries import install_retry_handlers
 from rag import Settings, open_store, require_tenant
 
@@ -61,10 +63,14 @@ def add_owner_commands(commands: Any) -> None:
     gaps.add_argument("--since", type=parse_since, default=timedelta(days=7))
     gaps.add_argument("--json", action="store_true", help="print one JSON object")
     gaps.add_argument("--html", type=Path, help="also write a self-contained HTML page")
+    gaps.add_argument("--owner", help="only this owner's rows (owner name or Slack target)")
+    gaps.add_argument("--draft", metavar="GAP_ID", help="print a runbook skeleton for one gap")
 
-    digest = commands.add_parser("digest", help="post the week's gap summary to Slack")
+    digest = commands.add_parser(
+        "digest", help="send each owner their gaps and runbooks (or one post to --channel)"
+    )
     digest.add_argument("--tenant", required=True)
-    digest.add_argument("--channel", required=True)
+    digest.add_argument("--channel", help="post the whole tenant's digest here instead")
     digest.add_argument("--since", type=parse_since, default=timedelta(days=7))
 
     retention = commands.add_parser("retention", help="text retention")
@@ -88,7 +94,20 @@ async def owner_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def gaps_command(args: argparse.Namespace, settings: Settings) -> int:
-    report = await _report(settings, args.tenant, args.since)
+    report = await _report(settings, args.tenant, args.since, owner=args.owner)
+    if args.draft is not None:
+        gap = report.gap(args.draft)
+        if gap is None:
+            print(f"runbook gaps: no open gap {args.draft!r} in {args.tenant}", file=sys.stderr)
+            return EXIT_USAGE
+        if gap.draft is None:
+            print(
+                f"runbook gaps: {gap.id} is near {gap.nearest_runbook}: extend that runbook",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        print(gap.draft, end="")
+        return EXIT_OK
     if args.html is not None:
         page = await asyncio.to_thread(render_gap_html, report)
         await asyncio.to_thread(args.html.write_text, page, encoding="utf-8")
@@ -105,23 +124,42 @@ async def digest_command(args: argparse.Namespace, settings: Settings) -> int:
     if settings.slack_bot_token is None:
         print("runbook digest: set SLACK_BOT_TOKEN (and SLACK_API_URL if needed)", file=sys.stderr)
         return EXIT_USAGE
+    days = max(1, round(args.since / timedelta(days=1)))
     report = await _report(settings, args.tenant, args.since)
-    card = render_digest(report, days=max(1, round(args.since / timedelta(days=1))))
     client = AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
         timeout=SLACK_TIMEOUT_S,
     )
     install_retry_handlers(client)
+    if args.channel is not None:
+        ts = await _post(client, args.channel, render_digest(report, days=days))
+        print(f"digest for {args.tenant} posted to {args.channel} (ts {ts})")
+        return EXIT_OK
+    for owner, target in report.owner_targets.items():
+        if target is None:
+            print(f"{owner}: no Slack target (runbook owner map / default); not sent")
+            continue
+        mine = await _report(settings, args.tenant, args.since, owner=owner)
+        if not (mine.gaps or mine.downvoted or mine.stale):
+            continue  # nothing for them to act on
+        card = render_digest(mine, days=days)
+        for channel in await owner_recipients(client, target):
+            await _post(client, channel, card)
+        print(f"digest for {args.tenant}: {owner} → {target}")
+    return EXIT_OK
+
+
+async def _post(client: AsyncWebClient, channel: str, card: Card) -> str | None:
     response = await client.chat_postMessage(
-        channel=args.channel,
+        channel=channel,
         text=card.text,
         blocks=card.blocks,
         unfurl_links=False,
         unfurl_media=False,
     )
-    print(f"digest for {args.tenant} posted to {args.channel} (ts {response.get('ts')})")
-    return EXIT_OK
+    ts = response.get("ts")
+    return str(ts) if ts is not None else None
 
 
 async def retention_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -143,7 +181,9 @@ HANDLERS = {
 }
 
 
-async def _report(settings: Settings, tenant: str, since: timedelta) -> GapReport:
+async def _report(
+    settings: Settings, tenant: str, since: timedelta, *, owner: str | None = None
+) -> GapReport:
     """Purge first, so a report never shows text past its retention."""
     async with open_store(settings) as store:
         await require_tenant(store, tenant)
@@ -154,6 +194,7 @@ async def _report(settings: Settings, tenant: str, since: timedelta) -> GapRepor
             since=since,
             stale_after_days=settings.stale_after_days,
             now=datetime.now(UTC),
+            owner=owner,
         )
 
 
@@ -161,15 +202,27 @@ def format_gaps(report: GapReport) -> str:
     t = report.totals
     lines = [
         f"{report.tenant} since {report.since}: {t['questions']} questions, "
-        f"{t['answered']} answered, {t['abstained']} unanswered ({t['open_gaps']} open), "
-        f"{t['up']} up, {t['down']} down",
-        "Unanswered topics:",
-        *(f"  {g.count:>4}  {g.kind}: {g.label}" for g in report.gaps),
-        "Runbooks by 👎:",
-        *(f"  {r.down:>4}  {r.document_id}  {r.reasons}" for r in report.downvoted),
-        f"Stale runbooks (over {report.stale_after_days} days) by answers:",
-        *(f"  {r.answers:>4}  {r.document_id}  {r.age_days} days" for r in report.stale),
+        f"{t['answered']} answered, {t['abstained']} unanswered, "
+        f"{t['downvoted_answers']} answered then 👎 ({t['open_gaps']} still open in "
+        f"{t['open_groups']} gaps), {t['up']} up, {t['down']} down",
+        "Open gaps (questions · gap · owner · nearest runbook):",
+        *(
+            f"  {g.count:>4}  {g.id}  {g.label or '(no shared terms)'}  · {g.owner}  · "
+            + (g.nearest_runbook or f"no runbook covers this: runbook gaps --draft {g.id}")
+            for g in report.gaps
+        ),
+        "Runbooks by 👎 (against the runbook each answer opened with):",
+        *(f"  {r.down:>4}  {r.document_id}  · {r.owner}  {r.reasons}" for r in report.downvoted),
+        f"Stale runbooks that matter (over {report.stale_after_days} days) by answers:",
+        *(
+            f"  {r.answers:>4}  {r.document_id}  {r.age_days} days, {r.downvoted_answers} 👎, "
+            f"{r.abstained_near} unanswered near  · {r.owner}"
+            for r in report.stale
+        ),
         "Per runbook (answered / up / down):",
-        *(f"  {r.answered:>4} / {r.up} / {r.down}  {r.document_id}" for r in report.runbooks),
+        *(
+            f"  {r.answered:>4} / {r.up} / {r.down}  {r.document_id}  · {r.owner}"
+            for r in report.runbooks
+        ),
     ]
     return "\n".join(lines)

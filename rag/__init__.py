@@ -32,6 +32,7 @@ from rag.errors import (
     StoreError,
     UnknownTenantError,
 )
+from rag.evaluate import GoldenQuestion, load_golden
 from rag.evidence import Evidence, Excerpt
 from rag.git_cli import GitCredential
 from rag.git_source import GitReader, GitSourceSettings
@@ -123,6 +124,7 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "Evidence",
+    "GoldenQuestion",
     "Excerpt",
     "FastEmbedder",
     "IngestFileError",
@@ -155,6 +157,7 @@ __all__ = [
     "find_tenant",
     "ingest_limits",
     "ingest_path",
+    "load_golden",
     "list_workspaces",
     "load_chunks",
     "locate_quote",

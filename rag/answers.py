@@ -75,6 +75,9 @@ class AskResult:
     fallback_reason: str | None = None
     answer_id: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    # The searched text's embedding: the gap report groups unanswered questions by meaning
+    # with it long after their text is gone (bot/core/answer_facts.py keeps it).
+    question_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
 
 def ask_result_json(result: AskResult) -> dict[str, object]:

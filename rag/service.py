@@ -57,6 +57,7 @@ class Retrieval:
     # What the gate read besides the candidates (``rag.gate_fit`` refits on the same).
     asked: GateQuery
     timings_ms: dict[str, float] = field(default_factory=dict)
+    embedding: Vectors | None = None
 
     @property
     def alert(self) -> Alert | None:
@@ -201,7 +202,9 @@ class RagService:
             used = await _db(uses_name(self.store, tenant, alert.name))
             asked = replace(asked, alert_name_used=used)
         gate = decide(asked, candidates, self.gate_model, threshold=self.answer_threshold)
-        return Retrieval(candidates, gate, hints, fallback_reason, asked, timings)
+        return Retrieval(
+            candidates, gate, hints, fallback_reason, asked, timings, embedding=embedding
+        )
 
     def _ordinary_unknown(self, candidates: Candidates) -> frozenset[str]:
         """Lexemes the tenant never uses that only ordinary words of the question produced."""
@@ -332,6 +335,7 @@ class RagService:
             dropped_citations=tuple(dropped or ()),
             fallback_reason=retrieval.fallback_reason,
             usage=usage or {},
+            question_vector=_vector(retrieval.embedding),
         )
 
     def _error(
@@ -386,6 +390,10 @@ async def _db(awaitable: Awaitable[T]) -> T:
         raise StoreError(f"database error: {type(exc).__name__}") from exc
     except TimeoutError as exc:  # the pool's wait for a connection
         raise StoreError("database connection pool timed out") from exc
+
+
+def _vector(embedding: Vectors | None) -> tuple[float, ...] | None:
+    return None if embedding is None else tuple(float(x) for x in embedding)
 
 
 def _ms_since(started: float) -> float:

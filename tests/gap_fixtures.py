@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from bot.core.answer_facts import record_answer_facts
 from bot.core.answers_store import AnswerStore, Placement
-from rag import AskResult, Citation, Evidence, Store
+from rag import AskResult, Citation, Embedder, Evidence, Store
 
 PLACEMENT = Placement(
     entry="mention",
@@ -18,7 +18,13 @@ PLACEMENT = Placement(
 )
 
 
-def evidence(document_id: str, version: int = 1, *, updated: str | None = None) -> Evidence:
+def evidence(
+    document_id: str,
+    version: int = 1,
+    *,
+    updated: str | None = None,
+    cosine: float = 0.5,
+) -> Evidence:
     return Evidence(
         chunk_id=1,
         document_id=document_id,
@@ -30,7 +36,7 @@ def evidence(document_id: str, version: int = 1, *, updated: str | None = None) 
         owner=None,
         updated=updated,
         service=None,
-        cosine=0.5,
+        cosine=cosine,
         vector_rank=1,
         keyword_rank=1,
         score=0.03,
@@ -45,8 +51,14 @@ async def plant(
     answered: bool = False,
     documents: Sequence[Evidence] = (),
     known_services: Sequence[str] = (),
+    embedder: Embedder | None = None,
+    service: str | None = None,
 ) -> str:
-    """Store one outcome exactly as ``Conversation.ask`` does; returns its answer id."""
+    """Store one outcome exactly as ``Conversation.ask`` does; returns its answer id. With an
+    embedder, the question's vector is the real model's, as ``RagService.ask`` makes it."""
+    vector = None
+    if embedder is not None:
+        vector = tuple(float(x) for x in (await embedder.embed([question]))[0])
     citations = tuple(
         Citation(n=n, quote="Check the thing.", evidence=e) for n, e in enumerate(documents, 1)
     )
@@ -59,15 +71,17 @@ async def plant(
         provider="extractive",
         timings_ms={},
         tenant=tenant,
+        question_vector=vector,
     )
     answers = AnswerStore(store)
-    answer_id = await answers.save(result, question=question, service=None, placement=PLACEMENT)
+    answer_id = await answers.save(result, question=question, service=service, placement=PLACEMENT)
     await record_answer_facts(
         store,
         result,
         answer_id,
         question=question,
-        service=None,
+        service=service,
         known_services=known_services,
+        embedding_model=embedder.model_id if embedder is not None else None,
     )
     return answer_id

@@ -1,4 +1,5 @@
-"""The text-free record of every answer and abstention: status, topics, runbooks, versions.
+"""The text-free record of every answer and abstention: status, topics, runbooks, versions, and
+the question's embedding (what the gap report groups by).
 
 Written next to the answer itself; unlike it, it is kept after ``RUNBOOK_RETAIN_TEXT_DAYS``,
 so the gap report and the per-runbook counts work on what retention leaves.
@@ -8,6 +9,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
 
 from bot.core.topics import question_topics
 from rag import AskResult, Evidence, Store
@@ -15,9 +19,10 @@ from rag import AskResult, Evidence, Store
 NEAREST_DOCUMENTS = 3
 
 _INSERT = """
-INSERT INTO answer_facts (tenant_id, answer_id, status, service, topics, documents, versions)
+INSERT INTO answer_facts (tenant_id, answer_id, status, service, topics, documents, versions,
+                          question_embedding, embedding_model, cosines)
 VALUES (%(tenant)s, %(answer_id)s, %(status)s, %(service)s, %(topics)s, %(documents)s,
-        %(versions)s)
+        %(versions)s, %(embedding)s, %(embedding_model)s, %(cosines)s)
 ON CONFLICT (tenant_id, answer_id) DO NOTHING
 """
 
@@ -46,6 +51,7 @@ def fact_params(
     question: str,
     service: str | None,
     known_services: Iterable[str],
+    embedding_model: str | None = None,
 ) -> dict[str, object] | None:
     """The row for one outcome; None for errors (they say nothing about the runbooks)."""
     if result.status not in ("answered", "abstained"):
@@ -59,7 +65,14 @@ def fact_params(
         "topics": list(question_topics(question, known_services=known_services, service=service)),
         "documents": [e.document_id for e in documents],
         "versions": [e.version for e in documents],
+        "embedding": _vector(result.question_vector),
+        "embedding_model": embedding_model if result.question_vector is not None else None,
+        "cosines": [round(e.cosine, 4) for e in documents],
     }
+
+
+def _vector(values: tuple[float, ...] | None) -> np.ndarray[Any, np.dtype[np.float32]] | None:
+    return None if values is None else np.asarray(values, dtype=np.float32)
 
 
 async def record_answer_facts(
@@ -70,9 +83,15 @@ async def record_answer_facts(
     question: str,
     service: str | None,
     known_services: Iterable[str],
+    embedding_model: str | None = None,
 ) -> None:
     params = fact_params(
-        result, answer_id, question=question, service=service, known_services=known_services
+        result,
+        answer_id,
+        question=question,
+        service=service,
+        known_services=known_services,
+        embedding_model=embedding_model,
     )
     if params is None:
         return

@@ -70,6 +70,7 @@ class Conversation:
             question=question,
             service=service,
             known_services=catalog.services,
+            embedding_model=self.service.embedder.model_id,
         )
         return result
 

@@ -1,6 +1,8 @@
 """The gap report as one self-contained HTML page: matplotlib charts inlined as SVG, a table per
 section, no script, font or image fetched from anywhere (glyphs are drawn as SVG paths). Words,
-not emoji: a machine without an emoji font would show empty boxes.
+not emoji: a machine without an emoji font would show empty boxes. Each section fits one screen:
+a chart of its first rows, with axis titles and whole labels (wrapped, never cut), then its table;
+times are shown in the local time zone of the machine that renders the page.
 
 Rendering is CPU work: call ``render_gap_html`` off the event loop.
 """
@@ -8,18 +10,23 @@ Rendering is CPU work: call ``render_gap_html`` off the event loop.
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from bot.core.feedback_reasons import REASONS, reason_label
-from bot.core.gaps import GapReport
+from bot.core.gaps import Gap, GapReport
 
 _COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860")
-_MAX_BARS = 15
+# Bars and table rows per section: with the chart above it, about one screen.
+_MAX_BARS = 8
+_MAX_ROWS = 10
+_WRAP = 34  # characters per line of a bar label
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:60rem;
 color:#1d1c1d;padding:0 1rem}
@@ -27,6 +34,8 @@ h1{font-size:1.6rem}h2{margin-top:2.5rem;border-bottom:1px solid #ddd;padding-bo
 table{border-collapse:collapse;width:100%;margin-top:1rem;font-size:.9rem}
 th,td{border:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.n{text-align:right}.muted{color:#666}
+section{min-height:0;margin-bottom:2rem}.note{font-size:.9rem;color:#444}
+pre{white-space:pre-wrap;background:#f7f7f7;padding:.5rem;font-size:.8rem}
 .totals span{display:inline-block;margin-right:1.5rem}
 figure{margin:1rem 0}svg{max-width:100%;height:auto}
 """
@@ -56,8 +65,11 @@ def render_gap_html(report: GapReport) -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{title}</h1>"
-        f'<p class="muted">Since {escape(report.since)} · generated '
-        f"{escape(report.generated_at)} · stale after {report.stale_after_days} days</p>"
+        f'<p class="muted">Since {escape(local_time(report.since))} · generated '
+        f"{escape(local_time(report.generated_at))} · stale after "
+        f"{report.stale_after_days} days"
+        + (f" · owner {escape(report.owner)}" if report.owner else "")
+        + "</p>"
         f'<p class="totals">{totals}</p>{"".join(sections)}</body></html>\n'
     )
 
@@ -65,22 +77,47 @@ def render_gap_html(report: GapReport) -> str:
 def _gaps_section(report: GapReport) -> str:
     gaps = report.gaps[:_MAX_BARS]
     chart = _bar_chart(
-        [f"{g.label} ({g.kind})" for g in gaps], {"unanswered": [g.count for g in gaps]}
+        [g.label or f"{g.id} (no shared terms)" for g in gaps],
+        {
+            "abstained": [g.abstained for g in gaps],
+            "answered, then not helpful": [g.downvoted for g in gaps],
+        },
+        stacked=True,
+        x_title="unanswered questions",
     )
     rows: list[list[str | _Number]] = [
         [
-            escape(g.label),
-            escape(g.kind),
+            f"<b>{escape(g.label) or '<span class=muted>(no shared terms)</span>'}</b>"
+            f'<br><span class="muted">{escape(g.id)}</span>',
+            escape(g.owner),
             _n(g.count),
             "<br>".join(escape(e) for e in g.examples)
             or '<span class="muted">(text expired)</span>',
-            escape(", ".join(g.nearest_runbooks)),
-            escape(g.last_asked[:16].replace("T", " ")),
+            _nearest(g),
+            escape(local_time(g.last_asked)),
         ]
         for g in report.gaps
     ]
-    head = ["Topic", "Kind", "Questions", "Examples", "Nearest runbooks", "Last asked"]
-    return _section("Unanswered questions by topic", chart if gaps else "", head, rows)
+    head = ["Gap", "Owner", "Questions", "Examples", "Nearest runbook", "Last asked"]
+    note = (
+        "Questions grouped by meaning (similarity of the questions themselves, at least "
+        f"{report.thresholds['cluster_similarity']:.2f} on average). A runbook is named only when "
+        f"it is near (similarity at least {report.thresholds['nearest_similarity']:.2f})."
+    )
+    return _section("Unanswered questions by meaning", chart if gaps else "", head, rows, note)
+
+
+def _nearest(gap: Gap) -> str:
+    if gap.nearest_runbook is not None:
+        return (
+            f"{escape(gap.nearest_title or gap.nearest_runbook)}<br>"
+            f'<span class="muted">{escape(gap.nearest_runbook)} · similarity '
+            f"{gap.nearest_similarity:.2f}</span>"
+        )
+    return (
+        "<b>No runbook covers this — write one.</b><br>"
+        f'<span class="muted">Skeleton: <code>runbook gaps --draft {escape(gap.id)}</code></span>'
+    )
 
 
 def _downvoted_section(report: GapReport) -> str:
@@ -89,37 +126,67 @@ def _downvoted_section(report: GapReport) -> str:
         reason_label(code): [r.reasons.get(code, 0) for r in shown] for code in (*REASONS, "none")
     }
     series = {label: values for label, values in series.items() if any(values)}
-    chart = _bar_chart([r.title for r in shown], series, stacked=True)
+    chart = _bar_chart([r.title for r in shown], series, stacked=True, x_title="not-helpful votes")
     rows: list[list[str | _Number]] = [
         [
             escape(r.title),
             escape(r.document_id),
+            escape(r.owner),
             _n(r.down),
-            escape(", ".join(f"{reason_label(k)}: {v}" for k, v in r.reasons.items())),
+            "<br>".join(escape(f"{v} × {reason_label(k)}") for k, v in r.reasons.items()),
         ]
         for r in report.downvoted
     ]
-    head = ["Runbook", "Document", "Not helpful", "Reasons"]
-    return _section("Runbooks by not-helpful votes and reason", chart if shown else "", head, rows)
+    head = ["Runbook", "Document", "Owner", "Not helpful", "Reasons (by count)"]
+    note = (
+        "Each not-helpful vote counts against one runbook: the one its answer opened with "
+        "(its first citation), not every runbook the answer cited."
+    )
+    return _section(
+        "Runbooks by not-helpful votes and reason", chart if shown else "", head, rows, note
+    )
 
 
 def _stale_section(report: GapReport) -> str:
     shown = report.stale[:_MAX_BARS]
     chart = _bar_chart(
-        [f"{r.title} ({r.age_days} d)" for r in shown], {"answers": [r.answers for r in shown]}
+        [f"{r.title} ({r.age_days} days old)" for r in shown],
+        {
+            "answers citing it": [r.answers for r in shown],
+            "answers voted not helpful": [r.downvoted_answers for r in shown],
+            "unanswered questions near it": [r.abstained_near for r in shown],
+        },
+        x_title="questions",
+        colours=("#4C72B0", "#C44E52", "#DD8452"),
     )
     rows: list[list[str | _Number]] = [
         [
             escape(r.title),
             escape(r.document_id),
+            escape(r.owner),
             escape(r.updated or ""),
             _n(r.age_days),
             _n(r.answers),
+            _n(r.downvoted_answers),
+            _n(r.abstained_near),
         ]
         for r in report.stale
     ]
-    head = ["Runbook", "Document", "Updated", "Age (days)", "Answers"]
-    return _section("Stale runbooks behind the most answers", chart if shown else "", head, rows)
+    head = [
+        "Runbook",
+        "Document",
+        "Owner",
+        "Updated",
+        "Age (days)",
+        "Answers",
+        "Not helpful",
+        "Unanswered near it",
+    ]
+    note = (
+        f"Older than {report.stale_after_days} days and cited by answers voted not helpful, or "
+        "the near runbook of questions that were not answered; most answers first."
+    )
+    return _section("Stale runbooks that matter", chart if shown else "", head, rows, note)
 
 
 def _scores_section(report: GapReport) -> str:
@@ -132,11 +199,13 @@ def _scores_section(report: GapReport) -> str:
             "not helpful": [r.down for r in shown],
         },
         colours=("#4C72B0", "#55A868", "#C44E52"),
+        x_title="answers and votes",
     )
     rows: list[list[str | _Number]] = [
         [
             escape(r.title),
             escape(r.document_id),
+            escape(r.owner),
             _n(r.answered),
             _n(r.up),
             _n(r.down),
@@ -144,21 +213,43 @@ def _scores_section(report: GapReport) -> str:
         ]
         for r in report.runbooks
     ]
-    head = ["Runbook", "Document", "Answered", "Helpful", "Not helpful", "Helpful share"]
+    head = ["Runbook", "Document", "Owner", "Answered", "Helpful", "Not helpful", "Helpful share"]
     return _section(
         "Answered, helpful and not helpful per runbook", chart if shown else "", head, rows
     )
 
 
 def _section(
-    title: str, chart: str, head: Sequence[str], rows: Sequence[Sequence[str | _Number]]
+    title: str,
+    chart: str,
+    head: Sequence[str],
+    rows: Sequence[Sequence[str | _Number]],
+    note: str = "",
 ) -> str:
+    intro = f'<p class="note">{escape(note)}</p>' if note else ""
     if not rows:
-        return f'<h2>{title}</h2><p class="muted">Nothing in this period.</p>'
+        return (
+            f'<section><h2>{title}</h2>{intro}<p class="muted">Nothing in this period.</p>'
+            "</section>"
+        )
     header = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows[:_MAX_ROWS])
+    more = (
+        f'<p class="muted">{len(rows) - _MAX_ROWS} more rows: <code>runbook gaps --json</code></p>'
+        if len(rows) > _MAX_ROWS
+        else ""
+    )
     figure = f"<figure>{chart}</figure>" if chart else ""
-    return f"<h2>{title}</h2>{figure}<table><tr>{header}</tr>{body}</table>"
+    return (
+        f"<section><h2>{title}</h2>{intro}{figure}<table><tr>{header}</tr>{body}</table>"
+        f"{more}</section>"
+    )
+
+
+def local_time(iso: str) -> str:
+    """An ISO timestamp in this machine's time zone, as people write it: 2 Dec 2026, 19:04 CET."""
+    moment = datetime.fromisoformat(iso).astimezone()
+    return f"{moment.day} {moment:%b %Y, %H:%M %Z}"
 
 
 @dataclass(frozen=True)
@@ -183,11 +274,16 @@ def _bar_chart(
     series: dict[str, list[int]],
     stacked: bool = False,
     colours: Sequence[str] = _COLOURS,
+    *,
+    x_title: str,
 ) -> str:
     """Horizontal bars, one row per label, as an inline SVG element."""
+    series = {name: values for name, values in series.items() if any(values)}
     if not labels or not series:
         return ""
-    figure = Figure(figsize=(8, 0.45 * len(labels) + 1.2), layout="constrained")
+    wrapped = [_wrapped(label) for label in labels]
+    lines = sum(label.count("\n") + 1 for label in wrapped)
+    figure = Figure(figsize=(8, 0.3 * lines + 0.25 * len(labels) + 1.4), layout="constrained")
     axes = figure.add_subplot()
     rows = list(range(len(labels)))
     height = 0.8 if stacked else 0.8 / len(series)
@@ -202,17 +298,22 @@ def _bar_chart(
             axes.barh(offsets, values, height, label=name, color=colour)
     # Labels are runbook titles and question words: a "$" pair would be read as math text
     # (and crash on a backslash matplotlib does not know), so they are drawn as plain text.
-    axes.set_yticks(rows, [_short(label) for label in labels], parse_math=False)
+    axes.set_yticks(rows, wrapped, parse_math=False)
+    axes.set_xlabel(x_title)
     axes.invert_yaxis()
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.spines[["top", "right"]].set_visible(False)
     if len(series) > 1:
-        axes.legend(loc="lower right", frameon=False)
+        # Below the axes, not over the bars.
+        figure.legend(loc="outside lower center", ncols=len(series), frameon=False)
+    elif stacked:
+        axes.set_title(next(iter(series)), loc="left", fontsize="medium")
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg")
+    figure.savefig(buffer, format="svg", metadata={"Date": None})  # same page, same bytes
     svg = buffer.getvalue()
     return svg[svg.index("<svg") :]
 
 
-def _short(label: str, limit: int = 48) -> str:
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+def _wrapped(label: str) -> str:
+    """The whole label over as many lines as it needs."""
+    return "\n".join(textwrap.wrap(label, _WRAP, break_long_words=True))

@@ -2,7 +2,8 @@
 
 Computed when an answer or abstention is stored: alert names (``KubePodCrashLooping``), the
 tenant's services named in the question (or the channel's service), and plain terms. The gap
-report groups unanswered questions by these labels after the text itself is gone.
+report groups unanswered questions by meaning (their stored embeddings) and names each group
+with these labels (``bot/core/gap_labels.py``).
 """
 
 from __future__ import annotations

@@ -110,20 +110,7 @@ class SlackOwnerMessenger:
         return SENT
 
     async def _recipients(self, sender: _Sender, target: str) -> list[str]:
-        if target_kind(target) != "usergroup":
-            return [target]
-        response = await sender.client.usergroups_users_list(
-            usergroup=target, team_id=sender.team_id
-        )
-        members = [str(user) for user in response.get("users") or []]
-        if len(members) > MAX_GROUP_MEMBERS:
-            logger.warning(
-                "user group %s has %d members; telling the first %d (map a channel instead)",
-                target,
-                len(members),
-                MAX_GROUP_MEMBERS,
-            )
-        return members[:MAX_GROUP_MEMBERS]
+        return await owner_recipients(sender.client, target, team_id=sender.team_id)
 
     async def _sender_for(self, enterprise_id: str, team_id: str) -> _Sender | None:
         """With one bot token, its own workspace (or, org-wide, its organisation's) only; with
@@ -161,3 +148,22 @@ class SlackOwnerMessenger:
                 org_wide=bool(response.get("is_enterprise_install")),
             )
         return self._token_owner
+
+
+async def owner_recipients(
+    client: AsyncWebClient, target: str, *, team_id: str | None = None
+) -> list[str]:
+    """Where a message to an owner target goes: a user's DM or a channel as is, a user group
+    member by member (up to ``MAX_GROUP_MEMBERS``). ``team_id`` for an org-wide token."""
+    if target_kind(target) != "usergroup":
+        return [target]
+    response = await client.usergroups_users_list(usergroup=target, team_id=team_id)
+    members = [str(user) for user in response.get("users") or []]
+    if len(members) > MAX_GROUP_MEMBERS:
+        logger.warning(
+            "user group %s has %d members; telling the first %d (map a channel instead)",
+            target,
+            len(members),
+            MAX_GROUP_MEMBERS,
+        )
+    return members[:MAX_GROUP_MEMBERS]

@@ -1,4 +1,5 @@
-"""The weekly digest posted by ``runbook digest``: the gap report's headlines in one message."""
+"""The weekly digest ``runbook digest`` sends: the gap report's headlines in one message, to
+each owner for their own rows (or once to a channel for the whole tenant)."""
 
 from __future__ import annotations
 
@@ -24,26 +25,41 @@ def render_digest(report: GapReport, *, days: int) -> Card:
         f"*{t['up']}* :thumbsup: · *{t['down']}* :thumbsdown:"
     )
     gaps = [
-        f"• *{_name(g.label)}* ({g.kind}) — {g.count} question{_s(g.count)}"
+        f"• *{_name(g.label or 'no shared terms')}* — {g.count} question{_s(g.count)} · "
+        f"owner {_name(g.owner)} · "
+        + (
+            f"nearest runbook {_name(g.nearest_title or g.nearest_runbook)}"
+            if g.nearest_runbook
+            else f"no runbook covers this: `runbook gaps --draft {escape_mrkdwn(g.id)}`"
+        )
         for g in report.gaps[:TOP]
     ]
     downvoted = [
         f"• *{_name(r.title)}* — {r.down} :thumbsdown: ("
-        + ", ".join(f"{reason_label(k)} {v}" for k, v in r.reasons.items())
-        + ")"
+        + ", ".join(f"{v} {reason_label(k)}" for k, v in r.reasons.items())
+        + f") · owner {_name(r.owner)}"
         for r in report.downvoted[:TOP]
     ]
     stale = [
         f"• *{_name(r.title)}* — updated {r.age_days} days ago, cited in {r.answers} "
-        f"answer{_s(r.answers)}"
+        f"answer{_s(r.answers)} ({r.downvoted_answers} :thumbsdown:, {r.abstained_near} "
+        f"unanswered near it) · owner {_name(r.owner)}"
         for r in report.stale[:TOP]
     ]
     blocks: list[Block] = [
         HeaderBlock(text=clip(f"Runbook digest · {tenant} · last {days} days", 150)),
+        *(
+            [ContextBlock(elements=[mrkdwn(f"Your rows, as owner {_name(report.owner)}")])]
+            if report.owner
+            else []
+        ),
         SectionBlock(text=mrkdwn(summary)),
-        *_part("Unanswered topics", gaps),
-        *_part("Most :thumbsdown: runbooks", downvoted),
-        *_part("Stale runbooks still in use", stale),
+        *_part("Unanswered questions by meaning", gaps),
+        *_part(
+            "Most :thumbsdown: runbooks (counted against the runbook an answer opened with)",
+            downvoted,
+        ),
+        *_part("Stale runbooks that matter", stale),
         ContextBlock(
             elements=[
                 mrkdwn(
