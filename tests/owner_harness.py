@@ -201,4 +201,12 @@ async def owner_harness(
             settings=slack_settings, service=service, store=store, client=client
         ) as served:
             sender = SlackSender(served.events_url, SECRET)
-            yield OwnerHarness(tenant, team_id, slack, sender, served.tasks, store, client)
+            try:
+                yield OwnerHarness(tenant, team_id, slack, sender, served.tasks, store, client)
+            finally:
+                # Tests share one database and a flush sends every tenant's due notes: a note
+                # this harness queued must not be another test's failure (its fake is gone).
+                async with store.pool.connection() as conn:
+                    await conn.execute(
+                        "DELETE FROM owner_notifications WHERE tenant_id = %s", (tenant,)
+                    )
