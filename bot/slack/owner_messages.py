@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.owner_queue import SENT, DeliveryDeferred, OwnerBatch
 from bot.core.owners import target_kind
 from bot.core.source_alerts import SourceFailure
+from bot.slack.blocks.card import Card
 from bot.slack.blocks.owner_note import render_owner_note
 from bot.slack.blocks.source_status import render_source_failure
 from bot.slack.delivery import slack_error
@@ -69,12 +70,22 @@ class SlackOwnerMessenger:
         )
         if workspace_tenant != batch.tenant:
             return "failed:workspace_not_in_tenant"
+        return await self._deliver(
+            batch.enterprise_id, batch.team_id, batch.target, render_owner_note(batch)
+        )
+
+    async def send_source_failure(self, failure: SourceFailure) -> str:
+        """``SourceFailureMessenger``: a source that keeps failing, to the default owner."""
+        return await self._deliver(
+            failure.enterprise_id, failure.team_id, failure.target, render_source_failure(failure)
+        )
+
+    async def _deliver(self, enterprise_id: str, team_id: str, target: str, card: Card) -> str:
         try:
-            sender = await self._sender_for(batch.enterprise_id, batch.team_id)
+            sender = await self._sender_for(enterprise_id, team_id)
             if sender is None:
                 return "failed:not_installed"
-            card = render_owner_note(batch)
-            for channel in await self._recipients(sender, batch.target):
+            for channel in await self._recipients(sender, target):
                 # team_id None is left out of the call (an org-wide token needs it).
                 await sender.client.chat_postMessage(
                     channel=channel,
@@ -88,25 +99,6 @@ class SlackOwnerMessenger:
             return f"failed:{slack_error(exc)}"
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise DeliveryDeferred(type(exc).__name__) from exc
-        return SENT
-
-    async def send_source_failure(self, failure: SourceFailure) -> str:
-        """``SourceFailureMessenger``: a source that keeps failing, to the default owner."""
-        try:
-            sender = await self._sender_for(failure.enterprise_id, failure.team_id)
-            if sender is None:
-                return "failed:not_installed"
-            card = render_source_failure(failure)
-            for channel in await self._recipients(sender, failure.target):
-                await sender.client.chat_postMessage(
-                    channel=channel,
-                    text=card.text,
-                    blocks=card.blocks,
-                    unfurl_links=False,
-                    team_id=sender.team_id,
-                )
-        except SlackApiError as exc:
-            return f"failed:{slack_error(exc)}"
         return SENT
 
     async def _recipients(self, sender: _Sender, target: str) -> list[str]:
