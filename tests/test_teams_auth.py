@@ -168,7 +168,7 @@ async def test_the_token_check_guards_api_messages_only(production: Server) -> N
         assert r.status == 404
 
 
-async def test_cached_signing_keys_outlive_a_failing_key_endpoint_for_the_grace_period(
+async def test_cached_signing_keys_outlive_a_failing_key_endpoint_for_the_grace_period_only(
     settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
 ) -> None:
     tuned = settings.model_copy(update={"teams_keys_ttl_s": 0.2, "teams_keys_grace_s": 2.0})
@@ -181,14 +181,24 @@ async def test_cached_signing_keys_outlive_a_failing_key_endpoint_for_the_grace_
         assert server.issuer.key_requests == 2
         await asyncio.sleep(2.0)  # past the grace period too: nothing to verify with
         status, _, _ = await server.served.send(server.message(), token=server.signed())
-        assert status == 503, "a 5xx, so the Bot Framework delivers the activity again"
+        assert status == 401, "the local mode takes no token it cannot check (nothing retries)"
         await server.served.tasks.drain(10)
 
 
-async def test_a_token_is_a_503_not_a_401_while_no_signing_keys_can_be_fetched(
+async def test_a_token_is_a_503_in_production_while_no_signing_keys_can_be_fetched(
     settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
 ) -> None:
     async for server in _server(settings, service, store, local=False, keys_failing=True):
         status, _, _ = await server.served.send(server.message(), token=server.signed())
         assert status == 503
+        assert server.connector.calls == []
+
+
+async def test_a_token_is_a_401_in_local_mode_while_no_signing_keys_can_be_fetched(
+    settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
+) -> None:
+    """The probe's forged RS256 token in a sandbox with no key endpoint: refused, not retried."""
+    async for server in _server(settings, service, store, local=True, keys_failing=True):
+        status, _, _ = await server.served.send(server.message(), token=server.signed())
+        assert status == 401
         assert server.connector.calls == []

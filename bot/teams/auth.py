@@ -5,7 +5,8 @@ The SDK's own route decorator lets some validation errors escape as a 500 (a JWT
 the endpoint the token's issuer names (or ``TEAMS_JWKS_URL``), fetched asynchronously and
 cached. When the endpoint fails, cached keys keep verifying for a grace period past their TTL;
 a token that cannot be checked at all (no usable keys) is a 503, which the Bot Framework
-retries, never a request run unauthenticated.
+retries, never a request run unauthenticated; in the local mode, which nothing retries, it is
+a 401.
 """
 
 from __future__ import annotations
@@ -160,6 +161,10 @@ class RequestAuthorizer:
             claims = await self._validator.validate_token(token)
         except SigningKeyUnavailable as exc:
             logger.warning("Teams token not checked, no signing keys: %s", exc)
+            if self._local:
+                # Nothing retries in the local mode (no Bot Framework in front of it), and a
+                # token it cannot check is not one it may take: refused like any bad token.
+                return _refused("Invalid token or authentication failed.")
             # Not the sender's fault: a 5xx makes the Bot Framework deliver it again.
             return web.json_response(
                 {"error": "Signing keys unavailable; try again."},
