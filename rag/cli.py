@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
@@ -176,6 +177,11 @@ def run_cli(
         return EXIT_USAGE if isinstance(exc, ConfigurationError) else EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (``runbook ask … | head``): what it read was the output; no traceback.
+        # Python would report the pipe again flushing stdout at exit, so point it at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:

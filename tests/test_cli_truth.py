@@ -5,8 +5,11 @@ abstention says what to do next instead of listing unrelated runbooks. Run as a 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from bot.core.owners import set_default_owner
@@ -102,3 +105,26 @@ def _help_entries(text: str) -> dict[str, str]:
         elif not line.strip():
             name = ""
     return entries
+
+
+def test_an_answer_piped_into_a_reader_that_left_ends_quietly(
+    database_url: str, acme_corpus: IngestReport
+) -> None:
+    """``runbook ask … | head -0``: the reader is gone before the answer; exit 0, no traceback."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "RUNBOOK_"))}
+    read, write = os.pipe()
+    os.close(read)
+    with subprocess.Popen(
+        [sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main())"]
+        + ["ask", "--tenant", "acme", "how do I fail over the payments database?"],
+        cwd=REPO,
+        env={**clean, "DATABASE_URL": database_url},
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        os.close(write)
+        _, stderr = child.communicate(timeout=120)
+
+    assert child.returncode == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
