@@ -9,6 +9,7 @@ Local mode has no password: calls then go without a token, like its Bot Connecto
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -57,6 +58,8 @@ class GraphClient:
         self._app_id = settings.teams_app_id or ""
         self._password = settings.teams_app_password
         self._tokens: dict[str, _Token] = {}
+        # One token request per tenant at a time: concurrent jobs share the one it brings.
+        self._token_locks: dict[str, asyncio.Lock] = {}
 
     async def create_subscription(
         self,
@@ -140,13 +143,19 @@ class GraphClient:
     async def _token(self, aad_tenant: str) -> str | None:
         if self._password is None:
             return None
-        cached = self._tokens.get(aad_tenant)
-        if cached is not None and time.monotonic() < cached.renew_at:
-            return cached.value
+        async with self._token_locks.setdefault(aad_tenant, asyncio.Lock()):
+            cached = self._tokens.get(aad_tenant)
+            if cached is not None and time.monotonic() < cached.renew_at:
+                return cached.value
+            token = await self._fetch_token(aad_tenant, self._password.get_secret_value())
+            self._tokens[aad_tenant] = token
+            return token.value
+
+    async def _fetch_token(self, aad_tenant: str, password: str) -> _Token:
         form = {
             "grant_type": "client_credentials",
             "client_id": self._app_id,
-            "client_secret": self._password.get_secret_value(),
+            "client_secret": password,
             "scope": GRAPH_SCOPE,
         }
         url = f"{self._login}/{quote(aad_tenant, safe='')}/oauth2/v2.0/token"
@@ -164,9 +173,7 @@ class GraphClient:
             # Never the body: an error response may echo the request.
             raise GraphError("token", status)
         lifetime = float(data.get("expires_in") or 3599)
-        token = _Token(str(data["access_token"]), time.monotonic() + lifetime - TOKEN_MARGIN_S)
-        self._tokens[aad_tenant] = token
-        return token.value
+        return _Token(str(data["access_token"]), time.monotonic() + lifetime - TOKEN_MARGIN_S)
 
 
 def channel_resource(team_id: str, channel_id: str) -> str:

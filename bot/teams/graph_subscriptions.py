@@ -3,10 +3,10 @@ serve``: the ``teams_graph_subscriptions`` rows (migration 018) and the job that
 
 ``runbook teams channel alerts … on --team GROUP_ID`` marks the channel's row wanted; ``off``
 marks it unwanted. Every replica's schedule queues a ``teams.graph_subscription`` job for each
-row that needs work (created, renewed before it lapses, or deleted), keyed by the row and the
-schedule's slot, so replicas queue it once between them; a replica that serves Teams with
-``TEAMS_GRAPH_ALERTS=true`` runs it. A Graph failure is recorded on the row, not retried by the
-queue: the next slot tries again.
+row that needs work (created, renewed before it lapses, or deleted), keyed by the row, the step
+it needs and the schedule's slot, so replicas queue it once between them; a replica that serves
+Teams with ``TEAMS_GRAPH_ALERTS=true`` runs it. A Graph failure is recorded on the row, not
+retried by the queue: the next slot tries again.
 
 Subscriptions last ``LIFETIME`` (under Graph's hour for channel messages without lifecycle
 notifications) and are renewed once less than ``RENEW_BEFORE`` is left, so a replica down for
@@ -224,7 +224,7 @@ async def queue_due_subscription_work(store: Store, jobs: JobQueue) -> int:
     for row in await due_subscriptions(store):
         request = JobRequest(
             kind=SUBSCRIPTION_KIND,
-            dedupe_key=f"{SUBSCRIPTION_KIND}:{row.aad_tenant_id}:{row.channel_id}:{slot}",
+            dedupe_key=f"{SUBSCRIPTION_KIND}:{row.aad_tenant_id}:{row.channel_id}:{_step(row)}:{slot}",
             payload={
                 "tenant": row.tenant_id,
                 "aad_tenant": row.aad_tenant_id,
@@ -262,6 +262,16 @@ async def graph_schedule_running(store: Store, jobs: JobQueue) -> AsyncIterator[
         stop.set()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(task, STOP_TIMEOUT_S)
+
+
+def _step(row: SubscriptionRow) -> str:
+    """What the row needs, as of its last change: a switch turned off or a renewal recorded
+    queues its job at once, not a slot later; a failing step is tried again each slot."""
+    if not row.wanted:
+        return "delete"
+    if row.expires_at is None:
+        return "create"
+    return f"renew-{row.expires_at.timestamp()}"
 
 
 def _key(tenant: str, aad_tenant: str, channel_id: str) -> dict[str, str]:
