@@ -63,7 +63,8 @@ async def teams_channel_switch_command(args: argparse.Namespace, settings: Setti
     for channel in channels:
         state = graph[channel.channel_id]
         if args.json:
-            print(json.dumps(channel_json(channel) | {"graph_subscription": state}))
+            graph_field = {} if state is None else {"graph_subscription": state}
+            print(json.dumps(channel_json(channel) | graph_field))
         else:
             print(channel_line(channel) + (f"; Graph: {state}" if state else ""))
     if settings.teams_graph_alerts and any(c.alerts and not graph[c.channel_id] for c in channels):
