@@ -55,7 +55,9 @@ def graph_hook_routes(bot: TeamsBot, cipher: TokenCipher) -> AddRoutes:
         if token is not None:
             if len(token) > MAX_TOKEN_CHARS:
                 raise web.HTTPBadRequest()
-            return web.Response(text=token, content_type="text/plain")
+            # Plain text, never sniffed as HTML: the echo is whatever the caller sent.
+            headers = {"X-Content-Type-Options": "nosniff"}
+            return web.Response(text=token, content_type="text/plain", headers=headers)
         notifications = await _notifications(request)
         try:
             for notification in notifications:

@@ -182,8 +182,10 @@ class SubscriptionJob:
             renewed = await self._graph.renew_subscription(
                 row.aad_tenant_id, row.subscription_id, now + LIFETIME
             )
-            if renewed is not None:
-                await self._record(key, renewed, row.client_state)
+            if renewed is not None and row.client_state is not None:
+                # Sealed again with the first key: a rotated-out key is unused within a renewal.
+                state = self._cipher.seal(self._cipher.open(row.client_state))
+                await self._record(key, renewed, state)
                 return
         # None yet, or Graph let it lapse: a new one, with a new secret.
         secret = secrets.token_urlsafe(32)
