@@ -48,6 +48,7 @@ from tests.teams_harness import (
     WORKFLOWS,
     ServedTeams,
     channel_post,
+    mention,
     new_aad_tenant,
     new_id,
     served_teams,
@@ -73,7 +74,8 @@ def graph_settings(
     settings: Settings, graph: FakeGraph, connector: FakeBotConnector, port: int
 ) -> Settings:
     """Local mode (the fake Bot Connector is loopback) with the bot's password, so Graph calls
-    carry a client-credentials token from the fake token endpoint."""
+    carry a client-credentials token from the fake token endpoint; ``connector`` is
+    TEAMS_SERVICE_URL, where a Graph-delivered post is answered without a channel history."""
     local = teams_settings(settings, jwks_url="http://127.0.0.1:9/keys", local=True)
     return local.model_copy(
         update={
@@ -126,10 +128,14 @@ def chat_message(
 @dataclass
 class GraphChannel:
     served: ServedTeams
-    connector: FakeBotConnector
+    connector: FakeBotConnector  # where activities come from (their serviceUrl)
     graph: FakeGraph
     aad: str
     store: Store
+    fallback: FakeBotConnector  # TEAMS_SERVICE_URL
+
+    def messages(self) -> list[Message]:
+        return self.connector.messages() + self.fallback.messages()
 
     async def switch(self, on: bool, team: str | None = GROUP) -> None:
         await set_teams_channel_switch(
@@ -154,7 +160,8 @@ class GraphChannel:
         assert await self.served.tasks.drain(15) == 0
 
     def thread(self, message_id: str) -> list[Message]:
-        return self.connector.live_messages(f"{ONCALL};messageid={message_id}")
+        conversation = f"{ONCALL};messageid={message_id}"
+        return [m for m in self.messages() if m.conversation == conversation and not m.deleted]
 
     def fetched(self) -> list[str]:
         return [c.path for c in self.graph.calls if "/messages/" in c.path]
@@ -165,14 +172,18 @@ async def teams(
     settings: Settings, service: RagService, store: Store, acme_corpus: IngestReport
 ) -> AsyncIterator[GraphChannel]:
     port = free_port()
-    async with FakeBotConnector() as connector, FakeGraph(credentials.TEAMS_APP_PASSWORD) as graph:
-        configured = graph_settings(settings, graph, connector, port)
+    async with (
+        FakeBotConnector() as connector,
+        FakeBotConnector() as fallback,
+        FakeGraph(credentials.TEAMS_APP_PASSWORD) as graph,
+    ):
+        configured = graph_settings(settings, graph, fallback, port)
         async with served_teams(
             settings=configured, service=service, store=store, mode=LOCAL, port=port
         ) as served:
             aad = new_aad_tenant()
             await add_teams_tenant(store, aad, "acme")
-            yield GraphChannel(served, connector, graph, aad, store)
+            yield GraphChannel(served, connector, graph, aad, store, fallback)
     assert all(call.authorized for call in graph.calls), "every Graph call carries its token"
 
 
@@ -291,7 +302,7 @@ async def test_notifications_that_do_not_verify_are_ignored(teams: GraphChannel)
     ):
         assert reply.status == 202
     assert await teams.served.tasks.drain(15) == 0
-    assert teams.fetched() == [] and teams.connector.messages() == []
+    assert teams.fetched() == [] and teams.messages() == []
     unverified = teams.served.metrics.registry.get_sample_value(
         "runbook_teams_graph_notifications_total", {"outcome": "unverified"}
     )
@@ -309,7 +320,7 @@ async def test_a_workflows_card_delivered_by_graph_is_answered_once_in_its_threa
     [answer] = teams.thread(message_id)
     assert "Posted automatically" in texts(answer) and "No runbook evidence" not in texts(answer)
     assert "KubePodCrashLooping" in json.dumps(card_of(answer.final))
-    assert [m.conversation for m in teams.connector.messages()] == [answer.conversation]
+    assert [m.conversation for m in teams.messages()] == [answer.conversation]
     assert len(teams.fetched()) == 1
 
 
@@ -341,7 +352,32 @@ async def test_a_post_delivered_both_by_the_bot_connector_and_by_graph_is_answer
                 (ALERT_POST, f"teams:{ONCALL}:{activity['id']}"),
             )
             assert await cur.fetchone() == (1,)
-    assert len(teams.connector.messages()) == 2
+    assert len(teams.messages()) == 2
+    # Both answers went through the Bot Connector the activity named, the channel's latest.
+    assert teams.fallback.messages() == []
+
+
+async def test_a_graph_post_is_answered_through_the_channels_last_service_url_else_the_setting(
+    teams: GraphChannel,
+) -> None:
+    subscription = await teams.subscribed()
+    first = new_id()
+    teams.post(chat_message(first, workflows_card()))
+    await teams.notify(subscription, first)
+    assert [m.conversation for m in teams.fallback.messages()] == [f"{ONCALL};messageid={first}"]
+    asked = mention(
+        "how do I fail over the payments database?",
+        service_url=teams.connector.service_url,
+        aad_tenant=teams.aad,
+        channel=ONCALL,
+    )
+    status, _, _ = await teams.served.send(asked)
+    assert status < 300 and await teams.served.tasks.drain(15) == 0
+    second = new_id()
+    teams.post(chat_message(second, workflows_card(namespace="inventory")))
+    await teams.notify(subscription, second)
+    [answer] = teams.thread(second)
+    assert answer in teams.connector.messages() and len(teams.fallback.messages()) == 1
 
 
 async def test_resolved_alerts_replies_and_chatter_delivered_by_graph_get_nothing(
@@ -355,7 +391,7 @@ async def test_resolved_alerts_replies_and_chatter_delivered_by_graph_get_nothin
     await teams.notify(subscription, chatter)
     await teams.notify(subscription, new_id(), reply_to=resolved)  # never even fetched
     assert len(teams.fetched()) == 2
-    assert teams.connector.messages() == []
+    assert teams.messages() == []
 
 
 async def test_a_replica_without_teams_leaves_a_graph_message_job_queued_for_one_that_serves_it(

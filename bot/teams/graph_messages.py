@@ -6,7 +6,8 @@ sent as an activity.
 card and HTML reading, the same classifier, firing alerts only. It then claims the post's own
 dedupe key (``post_key``: the same key its activity would claim) and queues ``teams.alert_post``
 there; so a post delivered both ways is answered once, and the repeat window, mutes, the
-channel switch and the answer in the post's thread are the alert-post job's, unchanged.
+channel switch and the answer in the post's thread are the alert-post job's, unchanged. The
+answer goes through the Bot Connector of the channel's latest answer, else TEAMS_SERVICE_URL.
 
 Only root posts by others that do not mention the bot: replies are follow-ups (bot delivery
 carries people's messages), a mention is the bot's own delivery's to answer, and the bot's own
@@ -32,6 +33,7 @@ from bot.teams.bot import TeamsBot
 from bot.teams.channel_requests import ALERT_POST, ChannelPostRequest
 from bot.teams.graph_client import GraphClient
 from bot.teams.threads import post_key, thread_conversation_id
+from rag import Store
 
 logger = logging.getLogger(__name__)
 
@@ -53,13 +55,14 @@ class GraphMessageJob:
         )
         if message is None:
             return  # deleted since
+        learned = await channel_service_url(self.bot.store, str(payload["tenant"]), aad, channel)
         request = alert_post_request(
             message,
             app_id=self.bot.app_id,
             aad_tenant=aad,
             channel_id=channel,
             message_id=message_id,
-            service_url=self.bot.settings.teams_service_url,
+            service_url=learned or self.bot.settings.teams_service_url,
         )
         if request is not None:
             await self.bot.accept(post_key(channel, message_id), ALERT_POST, request.payload())
@@ -110,6 +113,28 @@ def alert_post_request(
         text=text.question,
         hints=text.hints,
     )
+
+
+# The Bot Connector of the channel's latest answer: a Graph notification names none, and
+# Microsoft's advice is to prefer a service URL that came with an activity (its region) over
+# the global one (TEAMS_SERVICE_URL). Read through the answers_thread index.
+_CHANNEL_SERVICE_URL = """
+SELECT service_url FROM answers
+WHERE tenant_id = %(tenant)s AND channel_id = %(channel)s AND team_id = %(aad)s
+  AND service_url IS NOT NULL
+ORDER BY created_at DESC
+LIMIT 1
+"""
+
+
+async def channel_service_url(
+    store: Store, tenant: str, aad_tenant: str, channel_id: str
+) -> str | None:
+    params = {"tenant": tenant, "aad": aad_tenant, "channel": channel_id}
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(_CHANNEL_SERVICE_URL, params)
+        row = await cur.fetchone()
+    return str(row[0]) if row else None
 
 
 def _sent_by(message: dict[str, Any], app_id: str) -> bool:
