@@ -36,7 +36,7 @@ from bot.teams.graph_subscriptions import (
     queue_due_subscription_work,
     subscription_row,
 )
-from bot.teams.tenancy import add_teams_tenant
+from bot.teams.tenancy import add_teams_tenant, remove_teams_tenant
 from rag import IngestReport, RagService, Settings, Store
 from tests import credentials
 from tests.adaptive_cards import card_of, rendered_texts
@@ -244,6 +244,17 @@ async def test_a_subscription_near_expiry_is_renewed_and_a_lapsed_one_made_anew(
     assert second["id"] != first["id"] and second["clientState"] != first["clientState"]
     row = await subscription_row(teams.store, "acme", teams.aad, ONCALL)
     assert row is not None and row.subscription_id == second["id"]
+
+
+async def test_the_subscription_of_an_organisation_no_longer_mapped_goes_at_its_renewal(
+    teams: GraphChannel,
+) -> None:
+    await teams.subscribed()
+    assert await remove_teams_tenant(teams.store, teams.aad)
+    await expire_soon(teams)
+    await teams.reconcile()
+    assert teams.graph.subscriptions == {}
+    assert await subscription_row(teams.store, "acme", teams.aad, ONCALL) is None
 
 
 async def expire_soon(teams: GraphChannel) -> None:

@@ -21,7 +21,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,6 +29,7 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from bot.core.channel_settings import channel_settings
 from bot.core.jobs import Job, JobQueue, JobRequest, JobTenant
 from bot.core.token_cipher import TokenCipher
 from bot.teams.graph_client import (
@@ -37,6 +38,7 @@ from bot.teams.graph_client import (
     GraphSubscription,
     channel_resource,
 )
+from bot.teams.tenancy import find_teams_tenant
 from rag import Store
 
 logger = logging.getLogger(__name__)
@@ -168,6 +170,12 @@ class SubscriptionJob:
 
     async def _reconcile(self, row: SubscriptionRow) -> None:
         key = _key(row.tenant_id, row.aad_tenant_id, row.channel_id)
+        if row.wanted and not await self._still_wanted(row):
+            # The organisation was unmapped, or alerts switched off some other way: the
+            # subscription would only bring notifications that end in silence.
+            async with self._store.pool.connection() as conn:
+                await conn.execute(_UNWANT, key)
+            row = replace(row, wanted=False)
         if not row.wanted:
             if row.subscription_id is not None:
                 await self._graph.delete_subscription(row.aad_tenant_id, row.subscription_id)
@@ -198,6 +206,14 @@ class SubscriptionJob:
         )
         await self._record(key, created, self._cipher.seal({"secret": secret}))
         logger.info("Graph subscription of %s created", row.channel_id)
+
+    async def _still_wanted(self, row: SubscriptionRow) -> bool:
+        if await find_teams_tenant(self._store, row.aad_tenant_id) != row.tenant_id:
+            return False
+        switches = await channel_settings(
+            self._store, row.tenant_id, row.aad_tenant_id, row.channel_id
+        )
+        return switches.alerts
 
     async def _record(
         self, key: dict[str, str], made: GraphSubscription, state: dict[str, Any] | None
