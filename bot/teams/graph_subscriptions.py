@@ -39,7 +39,7 @@ from bot.teams.graph_client import (
     channel_resource,
 )
 from bot.teams.tenancy import find_teams_tenant
-from rag import Store
+from rag import ConfigurationError, Store
 
 logger = logging.getLogger(__name__)
 
@@ -187,15 +187,19 @@ class SubscriptionJob:
         if row.subscription_id is not None and row.expires_at is not None:
             if row.expires_at > now + RENEW_BEFORE:
                 return  # another run renewed it since this job was queued
-            renewed = await self._graph.renew_subscription(
-                row.aad_tenant_id, row.subscription_id, now + LIFETIME
+            secret = client_state_of(row, self._cipher)
+            renewed = (
+                None
+                if secret is None
+                else await self._graph.renew_subscription(
+                    row.aad_tenant_id, row.subscription_id, now + LIFETIME
+                )
             )
-            if renewed is not None and row.client_state is not None:
+            if secret is not None and renewed is not None:
                 # Sealed again with the first key: a rotated-out key is unused within a renewal.
-                state = self._cipher.seal(self._cipher.open(row.client_state))
-                await self._record(key, renewed, state)
+                await self._record(key, renewed, self._cipher.seal({"secret": secret}))
                 return
-        # None yet, or Graph let it lapse: a new one, with a new secret.
+        # None yet, Graph let it lapse, or its secret cannot be opened: a new one, a new secret.
         secret = secrets.token_urlsafe(32)
         created = await self._graph.create_subscription(
             row.aad_tenant_id,
@@ -231,7 +235,13 @@ def client_state_of(row: SubscriptionRow, cipher: TokenCipher) -> str | None:
     """The subscription's clientState secret, opened."""
     if row.client_state is None:
         return None
-    secret = cipher.open(row.client_state).get("secret")
+    try:
+        secret = cipher.open(row.client_state).get("secret")
+    except ConfigurationError:
+        # Sealed with a key no longer in RUNBOOK_ENCRYPTION_KEYS: unverifiable until the
+        # subscription is made again (switch the channel's alerts off and on).
+        logger.warning("Graph subscription of %s: its secret cannot be opened", row.channel_id)
+        return None
     return secret if isinstance(secret, str) else None
 
 
