@@ -8,6 +8,7 @@ here so ``rag`` never has to know about Slack, Teams or the benchmarks.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -44,11 +45,14 @@ from bot.sources_cli import add_source_commands, source_command
 from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
+from bot.teams.graph_config import graph_alerts_problem
+from bot.teams.graph_subscriptions import graph_schedule_running
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import (
     Runtime,
     Settings,
+    Store,
     build_parser,
     format_ask_result,
     open_runtime,
@@ -176,7 +180,7 @@ def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> 
             f"TEAMS_ALLOW_UNAUTHENTICATED=true accepts activities without a token, so it only "
             f"listens on a loopback address (127.0.0.1, ::1), not {settings.host!r}"
         )
-    return None
+    return graph_alerts_problem(settings, teams)
 
 
 async def _serve(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
@@ -262,6 +266,7 @@ async def _serve_with(
     async with (
         upkeep_running(runtime.store, owners, settings),
         source_schedule_running(runtime.store, jobs, settings),
+        _graph_schedule(runtime.store, jobs, settings, teams_app is not None),
     ):
         if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
             await run_socket_mode(
@@ -275,6 +280,15 @@ async def _serve_with(
             )
         else:
             await run_http(web_app, internal_app, settings=settings, tasks=tasks, worker=worker)
+
+
+def _graph_schedule(
+    store: Store, jobs: JobQueue, settings: Settings, serves_teams: bool
+) -> contextlib.AbstractAsyncContextManager[None]:
+    """The Graph subscription schedule where this replica serves Teams' Graph alert posts."""
+    if serves_teams and settings.teams_graph_alerts:
+        return graph_schedule_running(store, jobs)
+    return contextlib.nullcontext()
 
 
 async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:

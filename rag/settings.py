@@ -132,6 +132,27 @@ class Settings(BaseSettings):
         ge=0,
         validation_alias=AliasChoices("TEAMS_KEYS_GRACE_S", "teams_keys_grace_s"),
     )
+    # Alert posts by apps (Workflows, connectors) through Microsoft Graph change notifications
+    # (bot/teams/graph_*.py, docs/teams-incident-channels.md): a subscription per channel with
+    # alerts on, notifications on RUNBOOK_PUBLIC_URL + /hooks/graph/teams. The URLs are
+    # Microsoft's; an override is for sovereign clouds and tests. The service URL answers a
+    # Graph-delivered post (a notification carries none): Microsoft's public-cloud endpoint.
+    teams_graph_alerts: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("TEAMS_GRAPH_ALERTS", "teams_graph_alerts"),
+    )
+    teams_graph_url: str = Field(
+        default="https://graph.microsoft.com/v1.0",
+        validation_alias=AliasChoices("TEAMS_GRAPH_URL", "teams_graph_url"),
+    )
+    teams_login_url: str = Field(
+        default="https://login.microsoftonline.com",
+        validation_alias=AliasChoices("TEAMS_LOGIN_URL", "teams_login_url"),
+    )
+    teams_service_url: str = Field(
+        default="https://smba.trafficmanager.net/teams/",
+        validation_alias=AliasChoices("TEAMS_SERVICE_URL", "teams_service_url"),
+    )
 
     # Measured with bench/slack_mentions.py (10 questions in flight): 4 keeps ack p99 low with
     # the extractive answerer, whose work is CPU; an I/O-bound answerer (Claude) can take more.

@@ -24,7 +24,7 @@ from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.server import build_web_app, serving, working
 from bot.teams.app import TeamsApp, build_teams_app
-from bot.teams.config import teams_mode
+from bot.teams.config import TeamsMode, teams_mode
 from bot.teams.routes import MESSAGES_PATH, teams_routes
 from rag import RagService, Settings, Store
 from tests import credentials
@@ -78,10 +78,16 @@ def teams_settings(settings: Settings, *, jwks_url: str, local: bool) -> Setting
 
 @asynccontextmanager
 async def served_teams(
-    *, settings: Settings, service: RagService, store: Store
+    *,
+    settings: Settings,
+    service: RagService,
+    store: Store,
+    mode: TeamsMode | None = None,
+    port: int = 0,
 ) -> AsyncIterator[ServedTeams]:
-    """The app and its job worker, as ``runbook serve`` runs them. On exit every job must have
-    finished: a test never leaves work behind."""
+    """The app and its job worker, as ``runbook serve`` runs them (``mode``: the settings'
+    own unless given; ``port``: 0 picks one). On exit every job must have finished: a test
+    never leaves work behind."""
     metrics, handlers = BotMetrics(), JobHandlers()
     await forget_unfinished_jobs(store)
     jobs = await JobQueue.open(store, settings)
@@ -89,7 +95,7 @@ async def served_teams(
     try:
         app = build_teams_app(
             settings=settings,
-            mode=teams_mode(settings),
+            mode=mode or teams_mode(settings),
             service=service,
             store=store,
             tasks=tasks,
@@ -101,9 +107,9 @@ async def served_teams(
         web_app = build_web_app(surfaces=[teams_routes(app)])
         async with (
             working(worker, tasks, drain_s=settings.drain_timeout_s),
-            serving(web_app, host="127.0.0.1", port=0) as port,
+            serving(web_app, host="127.0.0.1", port=port) as bound,
         ):
-            url = f"http://127.0.0.1:{port}"
+            url = f"http://127.0.0.1:{bound}"
             yield ServedTeams(url, url + MESSAGES_PATH, app, tasks, metrics, jobs)
             assert await tasks.drain(10) == 0
     finally:

@@ -120,6 +120,47 @@ def test_serve_refuses_the_local_mode_beside_a_production_registration(
     assert "TEAMS_ALLOW_UNAUTHENTICATED" in done.stderr and named in done.stderr
 
 
+PRODUCTION = {
+    "TEAMS_APP_ID": APP_ID,
+    "TEAMS_APP_PASSWORD": "p",
+    "TEAMS_TENANT_ID": "11111111-2222-4333-8444-555555555555",
+    "TEAMS_GRAPH_ALERTS": "true",
+    "DATABASE_URL": "postgresql://127.0.0.1:1/none",
+}
+KEYS = {"RUNBOOK_ENCRYPTION_KEYS": "wcdXBrxmcU3gEVqsEGm0MnDVfdI6ttX0MNG2F9kBqak="}
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"RUNBOOK_PUBLIC_URL": "https://runbooks.example.com"}, "RUNBOOK_ENCRYPTION_KEYS"),
+        (KEYS, "RUNBOOK_PUBLIC_URL"),
+        ({**KEYS, "RUNBOOK_PUBLIC_URL": "http://runbooks.example.com"}, "https"),
+    ],
+)
+def test_serve_refuses_graph_alerts_without_a_public_https_url_and_encryption_keys(
+    env: dict[str, str], named: str
+) -> None:
+    # An unreachable database: the refusal must come before serve touches anything.
+    done = runbook("serve", env={**PRODUCTION, **env})
+    assert done.returncode == 2
+    assert "TEAMS_GRAPH_ALERTS" in done.stderr or "Graph" in done.stderr
+    assert named in done.stderr
+
+
+def test_serve_refuses_graph_alerts_in_local_mode_towards_microsoft() -> None:
+    env = {
+        "TEAMS_APP_ID": APP_ID,
+        "TEAMS_ALLOW_UNAUTHENTICATED": "true",
+        "TEAMS_GRAPH_ALERTS": "true",
+        "RUNBOOK_PUBLIC_URL": "http://127.0.0.1:4400",
+        "DATABASE_URL": "postgresql://127.0.0.1:1/none",
+        **KEYS,
+    }
+    done = runbook("serve", "--host", "127.0.0.1", env=env)
+    assert done.returncode == 2 and "TEAMS_GRAPH_URL" in done.stderr
+
+
 def test_serve_names_what_a_half_configured_teams_lacks() -> None:
     done = runbook("serve", env={"TEAMS_APP_ID": APP_ID})
     assert done.returncode == 2
@@ -228,6 +269,34 @@ async def test_teams_channel_switches_are_stored_per_channel_and_listed(
     # What the Teams surface reads before an unprompted answer: the core's switches.
     assert await channel_settings(store, "acme", aad, incidents) == ChannelSettings(True, True)
     assert await channel_settings(store, "acme", aad, quiet) == ChannelSettings(False, False)
+
+
+async def test_alerts_with_a_team_id_ask_for_a_graph_subscription_until_switched_off(
+    database_url: str, data_dir: Path, store: Store
+) -> None:
+    aad, channel = new_aad_tenant(), "19:alerts@thread.tacv2"
+    group = "B3F1C2D4-5E6F-4A7B-8C9D-0E1F2A3B4C5D"
+    env = {
+        "DATABASE_URL": database_url,
+        "RUNBOOK_DATA_DIR": str(data_dir),
+        "TEAMS_GRAPH_ALERTS": "true",
+    }
+
+    async def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(runbook, "teams", "channel", "alerts", *args, env=env)
+
+    await add_teams_tenant(store, aad, "acme")
+    without = await run(aad, channel, "on")
+    assert without.returncode == 0 and "--team GROUP_ID" in without.stderr
+    assert (await run(aad, channel, "on", "--team", "general")).returncode == 2, "not a GUID"
+    on = await run(aad, channel, "on", "--team", group, "--json")
+    assert on.returncode == 0, on.stderr
+    state = json.loads(on.stdout)["graph_subscription"]
+    assert state == f"being created (team {group.lower()})"
+    again = await run(aad, channel, "on", "--json")  # the team id is remembered
+    assert json.loads(again.stdout)["graph_subscription"] == state and not again.stderr
+    off = await run(aad, channel, "off")
+    assert off.returncode == 0 and "Graph: being deleted" in off.stdout
 
 
 def png_size(data: bytes) -> tuple[int, int]:

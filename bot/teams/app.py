@@ -33,6 +33,7 @@ from bot.core.job_worker import JobHandlers
 from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
+from bot.server import AddRoutes
 from bot.teams.answering import register_answer_jobs
 from bot.teams.auth import RequestAuthorizer, SigningKeys, auth_configuration
 from bot.teams.bot import TeamsBot
@@ -40,6 +41,7 @@ from bot.teams.card_actions import register_card_actions
 from bot.teams.config import TeamsMode
 from bot.teams.delivery import Delivery
 from bot.teams.errors import TurnErrorHandler
+from bot.teams.graph_alerts import register_graph_alerts
 from bot.teams.incident_answers import register_incident_jobs
 from bot.teams.message_action import register_message_action
 from bot.teams.messages import register_messages
@@ -53,6 +55,8 @@ class TeamsApp:
     adapter: CloudAdapter
     authorizer: RequestAuthorizer
     bot: TeamsBot
+    # Routes beside /api/messages: the Graph notification hook when TEAMS_GRAPH_ALERTS is on.
+    hooks: tuple[AddRoutes, ...] = ()
 
 
 def build_teams_app(
@@ -104,6 +108,7 @@ def build_teams_app(
     register_message_action(agent, bot)
     register_card_actions(agent, bot)
     register_messages(agent, bot)
+    hooks = (register_graph_alerts(bot),) if settings.teams_graph_alerts else ()
     on_error = TurnErrorHandler(teams_metrics).handle
     agent.error(on_error)
     adapter.on_turn_error = on_error
@@ -113,7 +118,7 @@ def build_teams_app(
         grace_s=settings.teams_keys_grace_s,
     )
     authorizer = RequestAuthorizer(configuration, keys)
-    return TeamsApp(agent=agent, adapter=adapter, authorizer=authorizer, bot=bot)
+    return TeamsApp(agent=agent, adapter=adapter, authorizer=authorizer, bot=bot, hooks=hooks)
 
 
 def _connections(configuration: AgentAuthConfiguration, *, local: bool) -> Connections:

@@ -41,3 +41,10 @@ class TeamsMetrics:
             ["operation", "status"],
             registry=registry,
         )
+        self.graph_notifications = Counter(
+            "runbook_teams_graph_notifications",
+            "Microsoft Graph change notifications, by outcome (queued, duplicate, ignored: "
+            "unverified, reply, other).",
+            ["outcome"],
+            registry=registry,
+        )

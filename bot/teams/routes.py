@@ -1,4 +1,5 @@
-"""Teams' route on the shared aiohttp app: ``POST /api/messages`` (JWT-checked there only)."""
+"""Teams' routes on the shared aiohttp app: ``POST /api/messages`` (JWT-checked there only),
+and the app's hooks (Graph's notifications, verified by their own ``clientState``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ MESSAGES_PATH = "/api/messages"
 def teams_routes(app: TeamsApp) -> AddRoutes:
     def add(web_app: web.Application) -> None:
         web_app.router.add_post(MESSAGES_PATH, _messages_handler(app))
+        for hook in app.hooks:
+            hook(web_app)
 
     return add
 

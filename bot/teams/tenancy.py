@@ -15,7 +15,7 @@ from psycopg.rows import class_row
 
 from rag import ChannelScope, ConfigurationError, Store, map_channel
 
-_GUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+GUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class TeamsTenant:
 def normalize_aad_tenant(aad_tenant_id: str) -> str:
     """The AAD tenant id in its canonical form (lower-case GUID), or a clear error."""
     value = aad_tenant_id.strip().lower()
-    if not _GUID.fullmatch(value):
+    if not GUID.fullmatch(value):
         raise ConfigurationError(
             f"AAD tenant id {aad_tenant_id!r} is not a GUID "
             "(e.g. 5c0ffee0-aaaa-4bbb-8ccc-0123456789ab; Entra ID › Overview › Tenant ID)"
@@ -83,7 +83,7 @@ async def remove_teams_tenant(store: Store, aad_tenant_id: str) -> bool:
 async def find_teams_tenant(store: Store, aad_tenant_id: str | None) -> str | None:
     """The tenant an AAD tenant is mapped to; None when unmapped or not a GUID."""
     value = (aad_tenant_id or "").strip().lower()
-    if not _GUID.fullmatch(value):
+    if not GUID.fullmatch(value):
         return None
     async with store.pool.connection() as conn:
         cur = await conn.execute(

@@ -32,7 +32,13 @@ def dedupe_key(activity: Activity) -> str | None:
     conversation = activity.conversation.id if activity.conversation else None
     if not conversation or not activity.id:
         return None
-    return f"teams:{base_conversation_id(conversation)}:{activity.id}"
+    return post_key(base_conversation_id(conversation), activity.id)
+
+
+def post_key(channel_or_chat: str, message_id: str) -> str:
+    """A message's dedupe key, whichever way it arrived: as an activity (its id is the Teams
+    message id) or through a Graph change notification."""
+    return f"teams:{channel_or_chat}:{message_id}"
 
 
 def aad_tenant_of(activity: Activity) -> str | None:
