@@ -8,6 +8,12 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# ONNX Runtime threads per embedding call when RUNBOOK_ONNX_THREADS is unset: two for ingestion
+# and one-off commands; one in a serving process, whose event loop (and, on a small replica,
+# Postgres) needs the other core: a second ONNX thread spins on a core the answers wait for
+# (docs/benchmarks.md, "Where an answer's time goes").
+BATCH_ONNX_THREADS = 2
+SERVING_ONNX_THREADS = 1
 
 
 def _default_data_dir() -> Path:
@@ -40,7 +46,7 @@ class Settings(BaseSettings):
 
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_model_path: Path | None = None
-    onnx_threads: int = Field(default=2, ge=1)
+    onnx_threads: int | None = Field(default=None, ge=1)
     # Padded tokens per ONNX batch (texts are batched by length, shortest first), and the word
     # pieces of a text the model reads; the latter is part of the stored embedding model id.
     embed_batch_tokens: int = Field(default=2_048, ge=64)
@@ -192,6 +198,17 @@ class Settings(BaseSettings):
                 "RUNBOOK_CHUNK_OVERLAP_CHARS must be smaller than RUNBOOK_CHUNK_MAX_CHARS"
             )
         return self
+
+    @property
+    def embedding_threads(self) -> int:
+        """ONNX Runtime threads per embedding call (``onnx_threads``, else the batch default)."""
+        return self.onnx_threads or BATCH_ONNX_THREADS
+
+    def serving(self) -> Settings:
+        """These settings for a process that serves chat: one ONNX thread unless configured."""
+        if self.onnx_threads is not None:
+            return self
+        return self.model_copy(update={"onnx_threads": SERVING_ONNX_THREADS})
 
     @property
     def pgdata(self) -> Path:
