@@ -9,7 +9,9 @@ most ``--concurrency`` conversations in flight (each until its answer is posted;
 paces the sends over ``--duration`` seconds). Reported: ack latency (HTTP response to the
 delivery) p50/p99, mention→answer-posted (request sent → ``chat.postMessage`` received by the
 fake) p50/p95, answers/s, duplicates (more than one answer per mention), lost (no answer within
-``--answer-timeout``), and the app's RSS (peak, and for ``--soak`` sampled every second). The
+``--answer-timeout``), CPU milliseconds per answer (the app's event loop thread, its other
+threads, Postgres; ``bench/process_cpu.py``) with the answers/s they allow on 2 cores, and the
+app's RSS (peak, and for ``--soak`` sampled every second). The
 embedded Postgres runs under ``--data-dir``, is loaded with corpus/ and is stopped and deleted
 at the end unless ``--keep-server`` (a later run then skips the ingest).
 """
@@ -31,6 +33,7 @@ from typing import Any
 
 import aiohttp
 
+from bench import process_cpu
 from bench.results_file import machine_facts, write_result
 from bench.slack_app_process import AppProcess, app_env, app_process
 from rag import Settings, add_workspace, open_runtime
@@ -129,7 +132,12 @@ class RssSampler:
 
 
 async def load(
-    app: AppProcess, slack: FakeSlack, questions: list[str], args: argparse.Namespace
+    app: AppProcess,
+    slack: FakeSlack,
+    questions: list[str],
+    args: argparse.Namespace,
+    *,
+    postmaster: int | None = None,
 ) -> dict[str, Any]:
     sender = SlackSender(app.events_url, SECRET)
     index = AnswerIndex(slack)
@@ -172,10 +180,12 @@ async def load(
     watcher = asyncio.create_task(index.watch())
     await asyncio.gather(*(mention(-1 - i, record=False) for i in range(WARMUP)))
     peak_before = app.peak_rss_bytes()
+    cpu_before = process_cpu.sample(app.pid, postmaster)
     with RssSampler(app) as rss:
         started = time.monotonic()
         await asyncio.gather(*(paced(i) for i in range(args.mentions)))
         wall = time.monotonic() - started
+    cpu_after = process_cpu.sample(app.pid, postmaster)
     peak_rss_mb = round(app.peak_rss_bytes() / 2**20, 1)
     stages = await stage_means_ms(app)
     # Anything a late duplicate would post arrives within this grace period.
@@ -200,6 +210,12 @@ async def load(
         "duplicates": duplicates,
         "lost": len(lost),
         "non_200_acks": len(bad_acks),
+        # Steadier than the wall-clock figures on a shared machine (bench/process_cpu.py).
+        "cpu_ms_per_answer": (
+            cpu_after.per_answer_ms(cpu_before, len(answers))
+            if cpu_before is not None and cpu_after is not None
+            else None
+        ),
         "peak_rss_mb": peak_rss_mb,
         "peak_rss_after_warmup_mb": round(peak_before / 2**20, 1),
         "app_stage_means_ms": stages,
@@ -277,7 +293,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 extra={"RUNBOOK_MAX_CONCURRENT_ANSWERS": str(args.max_concurrent_answers)},
             )
             async with app_process(env=env, log_path=args.data_dir / "app.log") as app:
-                result = await load(app, slack, golden_questions(args.golden), args)
+                result = await load(
+                    app,
+                    slack,
+                    golden_questions(args.golden),
+                    args,
+                    postmaster=process_cpu.postmaster_pid(pgdata),
+                )
         load_after = os.getloadavg()
     finally:
         if not args.keep_server:
@@ -295,6 +317,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "answerer": "extractive",
             "onnx_threads": args.onnx_threads,
             "max_concurrent_answers": args.max_concurrent_answers,
+            "job_slots": settings.job_slots,
             "pool_max_size": settings.pool_max_size,
         },
         **result,
@@ -309,7 +332,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, help="default 20 (50 with --soak)")
     parser.add_argument("--duration", type=float, default=60.0, help="--soak: pace over seconds")
     parser.add_argument("--answer-timeout", type=float, default=60.0)
-    parser.add_argument("--onnx-threads", type=int, default=2)
+    parser.add_argument("--onnx-threads", type=int, default=1, help="1: what serve uses")
     parser.add_argument("--max-concurrent-answers", type=int, default=4)
     parser.add_argument("--corpus", type=Path, default=Path("corpus"))
     parser.add_argument("--golden", type=Path, default=Path("evals/golden.jsonl"))

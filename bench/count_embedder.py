@@ -25,7 +25,7 @@ class CountBatchEmbedder:
         self._model = TextEmbedding(
             model_name=settings.embedding_model,
             specific_model_path=str(model_dir),
-            threads=settings.onnx_threads,
+            threads=settings.embedding_threads,
             lazy_load=False,
         )
         self._batch_size = batch_size

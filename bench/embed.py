@@ -60,7 +60,7 @@ async def run_embed_benchmark(
         },
         "embedding_model": embedder.model_id,
         "dim": embedder.dim,
-        "onnx_threads": settings.onnx_threads,
+        "onnx_threads": settings.embedding_threads,
         "embed_batch_tokens": settings.embed_batch_tokens,
         "embed_max_tokens": settings.embed_max_tokens,
         "model_load_seconds": round(load_seconds, 2),

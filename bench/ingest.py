@@ -39,7 +39,7 @@ async def run_ingest_benchmark(
             "load_average_before": [round(v, 2) for v in os.getloadavg()],
         },
         "corpus": str(corpus),
-        "onnx_threads": settings.onnx_threads,
+        "onnx_threads": settings.embedding_threads,
         "settings": {
             "old": {"batch": "32 texts in input order", "max_tokens": 512, "cpu_mem_arena": True},
             "new": {

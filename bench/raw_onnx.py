@@ -26,8 +26,8 @@ def measure_raw_onnx(model_dir: Path, texts: list[str], settings: Settings) -> d
     lengths = [len(e.ids) for e in encodings]
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = settings.onnx_threads
-    options.inter_op_num_threads = settings.onnx_threads
+    options.intra_op_num_threads = settings.embedding_threads
+    options.inter_op_num_threads = settings.embedding_threads
     options.enable_cpu_mem_arena = False
     session = ort.InferenceSession(
         str(model_dir / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"]

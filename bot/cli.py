@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import aiohttp
+
 from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
 from bot.core.job_metrics import JobMetrics
 from bot.core.job_worker import JobHandlers, JobWorker
@@ -33,8 +35,9 @@ from bot.core.upkeep import upkeep_running
 from bot.owners_cli import HANDLERS as OWNER_HANDLERS
 from bot.owners_cli import add_owner_commands
 from bot.server import AddRoutes, build_internal_app, build_web_app, run_http
-from bot.slack.app import build_app
+from bot.slack.app import SLACK_TIMEOUT_S, build_app
 from bot.slack.blocks import Card, render_result
+from bot.slack.clients import web_api_session
 from bot.slack.modes import SlackMode, slack_mode
 from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.reseal import reseal_tokens
@@ -184,17 +187,22 @@ def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> 
 
 
 async def _serve(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings) as runtime, web_api_session(SLACK_TIMEOUT_S) as session:
         jobs = await JobQueue.open(runtime.store, settings)
         try:
-            await _serve_with(settings, slack, teams, runtime, jobs)
+            await _serve_with(settings, slack, teams, runtime, jobs, session)
         finally:
             await jobs.close()
     return 0
 
 
 async def _serve_with(
-    settings: Settings, slack: SlackMode, teams: TeamsMode, runtime: Runtime, jobs: JobQueue
+    settings: Settings,
+    slack: SlackMode,
+    teams: TeamsMode,
+    runtime: Runtime,
+    jobs: JobQueue,
+    session: aiohttp.ClientSession,
 ) -> None:
     tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
     surfaces: list[AddRoutes] = []
@@ -209,6 +217,7 @@ async def _serve_with(
             metrics=metrics,
             jobs=jobs,
             job_handlers=handlers,
+            session=session,
         )
         if slack.kind == "http":
             surfaces.append(slack_routes(app, metrics))
@@ -334,5 +343,7 @@ def builder_url(card: Card) -> str:
 
 
 def _listen_on(args: argparse.Namespace, settings: Settings) -> Settings:
+    """Settings for serving: the command line's address, one ONNX thread unless configured."""
     overrides = {"host": args.host, "port": args.port}
-    return settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    serving = settings.serving()
+    return serving.model_copy(update={k: v for k, v in overrides.items() if v is not None})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import lru_cache
 
 from psycopg.rows import class_row
 
@@ -90,7 +91,9 @@ def quote_at(content: str, span: QuoteSpan) -> str | None:
     return normalize_quote(quote) if span.reflowed else quote
 
 
-def _normalized_with_origins(content: str) -> tuple[str, list[int]]:
+# A character loop over the whole chunk, for every citation stored; the chunks cited repeat.
+@lru_cache(maxsize=1024)
+def _normalized_with_origins(content: str) -> tuple[str, tuple[int, ...]]:
     """``normalize_quote(content)`` and, per character of it, its index in ``content``."""
     chars: list[str] = []
     origins: list[int] = []
@@ -106,4 +109,4 @@ def _normalized_with_origins(content: str) -> tuple[str, list[int]]:
             space_at = None
         chars.append(normalize_quote(char))  # one character: only the curly-quote mapping applies
         origins.append(i)
-    return "".join(chars), origins
+    return "".join(chars), tuple(origins)

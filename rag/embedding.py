@@ -47,7 +47,7 @@ class Embedder(Protocol):
 class FastEmbedder:
     """fastembed's ``TextEmbedding`` in one dedicated worker thread.
 
-    One worker because ONNX Runtime already uses ``onnx_threads`` cores per call; more workers
+    One worker because ONNX Runtime already uses ``embedding_threads`` cores per call; more workers
     would only oversubscribe the CPU.
     """
 
@@ -80,7 +80,7 @@ class FastEmbedder:
         fix_mmap_threshold()
         model_name = settings.embedding_model
         kwargs: dict[str, Any] = {
-            "threads": settings.onnx_threads,
+            "threads": settings.embedding_threads,
             "lazy_load": False,
             # The arena keeps the largest batch's buffers for the life of the process (GBs at
             # 32 × 512 tokens); without it each batch frees what it used.

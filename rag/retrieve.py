@@ -269,40 +269,43 @@ async def search(
         "words": sorted(set(_WORD_RUN.findall(keyword_text(question).lower()))),
         **BM25_PARAMS,
     }
-    async with store.tenant_reader(tenant) as conn:
-        # Plan every search for its own tenant and question: once psycopg prepares the query
-        # (prepare_threshold), Postgres may switch to a generic plan that guesses at both, which
-        # ran the hybrid query 2-4x slower on a 35k-chunk tenant. The settings go in one round
-        # trip (several SET commands in one parameterless statement).
-        if exact:
-            # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
-            # btree index stay available. The shared partitions have no HNSW at all. On a tenant's
-            # own partition Postgres 18 still picks the disabled HNSW scan under a LIMIT (an
-            # ordered Append over one partition) when it looks cheaper; ef_search 1000 makes
-            # pgvector's cost estimate say otherwise (measured: a sequential scan then), and a
-            # walk that still happens visits up to 1,000 candidates.
-            await conn.execute(
-                "SET LOCAL plan_cache_mode = force_custom_plan; "
-                "SET LOCAL enable_indexscan = off; "
-                "SET LOCAL hnsw.iterative_scan = strict_order; "
-                "SET LOCAL hnsw.ef_search = 1000"
-            )
-        else:
-            # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass
-            # the tenant filter, so a tenant in a large shared table still gets its top k.
-            await conn.execute(
-                sql.SQL(
-                    "SET LOCAL plan_cache_mode = force_custom_plan; "
-                    "SET LOCAL hnsw.iterative_scan = strict_order; "
-                    "SET LOCAL hnsw.ef_search = {}"
-                ).format(sql.Literal(max(ef_search, candidates)))
-            )
-        cur = await conn.execute(query, params)
-        rows = await cur.fetchall()
-        cur = await conn.execute(_VOCABULARY, params)
-        vocabulary = await cur.fetchall()
-        cur = await conn.execute(_TENANT_SIZE, params)
-        size = await cur.fetchone()
+    # Plan every search for its own tenant and question: once psycopg prepares the query
+    # (prepare_threshold), Postgres may switch to a generic plan that guesses at both, which
+    # ran the hybrid query 2-4x slower on a 35k-chunk tenant. The settings go with the tenant's
+    # own, in one round trip (several SET commands in one parameterless statement).
+    planning: sql.Composable
+    if exact:
+        # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
+        # btree index stay available. The shared partitions have no HNSW at all. On a tenant's
+        # own partition Postgres 18 still picks the disabled HNSW scan under a LIMIT (an
+        # ordered Append over one partition) when it looks cheaper; ef_search 1000 makes
+        # pgvector's cost estimate say otherwise (measured: a sequential scan then), and a
+        # walk that still happens visits up to 1,000 candidates.
+        planning = sql.SQL(
+            "SET LOCAL plan_cache_mode = force_custom_plan; "
+            "SET LOCAL enable_indexscan = off; "
+            "SET LOCAL hnsw.iterative_scan = strict_order; "
+            "SET LOCAL hnsw.ef_search = 1000"
+        )
+    else:
+        # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass
+        # the tenant filter, so a tenant in a large shared table still gets its top k.
+        planning = sql.SQL(
+            "SET LOCAL plan_cache_mode = force_custom_plan; "
+            "SET LOCAL hnsw.iterative_scan = strict_order; "
+            "SET LOCAL hnsw.ef_search = {}"
+        ).format(sql.Literal(max(ef_search, candidates)))
+    async with store.tenant_reader(tenant, also=planning) as conn:
+        # The three reads in one round trip (a pipeline): otherwise each is a wake-up of the
+        # backend and of this loop, psycopg being the largest share of a busy replica's loop
+        # samples (docs/benchmarks.md, "Where an answer's time goes").
+        async with conn.pipeline():
+            found = await conn.execute(query, params)
+            spelled = await conn.execute(_VOCABULARY, params)
+            sized = await conn.execute(_TENANT_SIZE, params)
+        rows = await found.fetchall()
+        vocabulary = await spelled.fetchall()
+        size = await sized.fetchone()
     tenant_chunks = int(size[0]) if size else 0
     term_df = {str(lexeme): int(df) for lexeme, df, _ in vocabulary}
     fused = fuse(

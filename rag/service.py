@@ -30,6 +30,7 @@ from rag.evidence import Evidence
 from rag.gate import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
 from rag.name_vocabulary import uses_name
+from rag.query_vectors import QueryVectors
 from rag.rank import ScopeHints
 from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
@@ -76,6 +77,7 @@ class RagService:
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.query_vectors = QueryVectors(embedder)
         self.answerer = answerer
         self.settings = settings
         self.metrics = metrics or RagMetrics()
@@ -172,7 +174,7 @@ class RagService:
         if service:
             hints = replace(hints, services=hints.services | {service})
         started = time.perf_counter()
-        embedding = (await self.embedder.embed([query]))[0]
+        embedding = await self.query_vectors.vector(query)
         timings["embed"] = _ms_since(started)
         self.metrics.embed_seconds.observe(timings["embed"] / 1000)
 

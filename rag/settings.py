@@ -8,6 +8,17 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# ONNX Runtime threads per embedding call when RUNBOOK_ONNX_THREADS is unset: two for ingestion
+# and one-off commands; one in a serving process, whose event loop (and, on a small replica,
+# Postgres) needs the other core: a second ONNX thread spins on a core the answers wait for
+# (docs/benchmarks.md, "Where an answer's time goes").
+BATCH_ONNX_THREADS = 2
+SERVING_ONNX_THREADS = 1
+# Jobs in flight per replica when RUNBOOK_JOB_CONCURRENCY is unset (see ``Settings.job_slots``),
+# and one tenant's share of them when RUNBOOK_JOB_TENANT_CONCURRENCY is.
+EXTRACTIVE_JOB_SLOTS = 3
+CLAUDE_JOB_SLOTS = 8
+TENANT_JOB_SLOTS = 6
 
 
 def _default_data_dir() -> Path:
@@ -40,7 +51,7 @@ class Settings(BaseSettings):
 
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_model_path: Path | None = None
-    onnx_threads: int = Field(default=2, ge=1)
+    onnx_threads: int | None = Field(default=None, ge=1)
     # Padded tokens per ONNX batch (texts are batched by length, shortest first), and the word
     # pieces of a text the model reads; the latter is part of the stored embedding model id.
     embed_batch_tokens: int = Field(default=2_048, ge=64)
@@ -168,11 +179,11 @@ class Settings(BaseSettings):
     job_max_attempts: int = Field(default=5, ge=1, le=50)
     job_lease_s: float = Field(default=30.0, ge=1.0)
     job_poll_s: float = Field(default=0.5, gt=0)
-    job_concurrency: int = Field(default=8, ge=1)
-    # How many of a replica's job_concurrency slots one tenant may hold: the rest stay free for
-    # other tenants' work (issue 27). Keep it at or above max_concurrent_answers, so a tenant
-    # alone still uses every answer slot.
-    job_tenant_concurrency: int = Field(default=6, ge=1)
+    # Jobs a replica runs at once (unset: ``job_slots``), and how many of them one tenant may
+    # hold: the rest stay free for other tenants' work (issue 27). Keep the tenant's share at or
+    # above max_concurrent_answers, so a tenant alone still uses every answer slot.
+    job_concurrency: int | None = Field(default=None, ge=1)
+    job_tenant_concurrency: int | None = Field(default=None, ge=1)
     job_retention_h: float = Field(default=24.0, gt=0)
     intake_pool_size: int = Field(default=3, ge=1)
     intake_timeout_s: float = Field(default=1.0, gt=0)
@@ -213,6 +224,34 @@ class Settings(BaseSettings):
                 "RUNBOOK_CHUNK_OVERLAP_CHARS must be smaller than RUNBOOK_CHUNK_MAX_CHARS"
             )
         return self
+
+    @property
+    def job_slots(self) -> int:
+        """``job_concurrency``, else by answerer. The extractive answerer's work is CPU on the
+        one event loop: past three jobs, more in flight only queue in front of the acks (ack
+        p99 2-3x higher at eight, no more answers/s; docs/benchmarks.md). Claude's answers
+        wait on the network, so eight overlap."""
+        if self.job_concurrency is not None:
+            return self.job_concurrency
+        return EXTRACTIVE_JOB_SLOTS if self.anthropic_api_key is None else CLAUDE_JOB_SLOTS
+
+    @property
+    def job_tenant_slots(self) -> int:
+        """``job_tenant_concurrency``, else six of the replica's slots (all, when fewer)."""
+        if self.job_tenant_concurrency is not None:
+            return self.job_tenant_concurrency
+        return min(TENANT_JOB_SLOTS, self.job_slots)
+
+    @property
+    def embedding_threads(self) -> int:
+        """ONNX Runtime threads per embedding call (``onnx_threads``, else the batch default)."""
+        return self.onnx_threads or BATCH_ONNX_THREADS
+
+    def serving(self) -> Settings:
+        """These settings for a process that serves chat: one ONNX thread unless configured."""
+        if self.onnx_threads is not None:
+            return self
+        return self.model_copy(update={"onnx_threads": SERVING_ONNX_THREADS})
 
     @property
     def pgdata(self) -> Path:

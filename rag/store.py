@@ -145,22 +145,25 @@ class Store:
                 await conn.execute(vector_index_statement(table, dim))
 
     @asynccontextmanager
-    async def tenant_reader(self, tenant: str) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
+    async def tenant_reader(
+        self, tenant: str, *, also: sql.Composable | None = None
+    ) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
         """A connection in a transaction that can read only ``tenant``'s documents and chunks.
 
         Row-level security, not just the queries' WHERE clauses: the transaction runs as
         ``runbook_reader`` with ``runbook.tenant_id`` set, so even a query that forgot its
-        tenant predicate sees no other tenant's rows.
+        tenant predicate sees no other tenant's rows. ``also``: more ``SET LOCAL`` commands
+        (``; ``-separated) sent with those, in the same round trip.
         """
         async with self.pool.connection() as conn, conn.transaction():
             # SET LOCAL rather than set_config(): the same setting, but a SET command is what
-            # Citus forwards to the workers (docs/scaling.md, "on Citus"). Both in one round
+            # Citus forwards to the workers (docs/scaling.md, "on Citus"). All in one round
             # trip: a parameterless statement may hold several commands.
-            await conn.execute(
-                sql.SQL("SET LOCAL ROLE runbook_reader; SET LOCAL runbook.tenant_id = {}").format(
-                    sql.Literal(tenant)
-                )
-            )
+            settings = sql.SQL("SET LOCAL ROLE runbook_reader; SET LOCAL runbook.tenant_id = {}")
+            statement = settings.format(sql.Literal(tenant))
+            if also is not None:
+                statement = sql.SQL("; ").join([statement, also])
+            await conn.execute(statement)
             yield conn
 
     async def check(self) -> None:

@@ -3,7 +3,7 @@
 One per ``runbook serve``. It claims only the kinds its process has handlers for (a Teams-only
 replica beside a Slack one, or an old replica during a rolling upgrade, leaves other kinds
 queued for a replica that serves them), tenants taking turns, and only while it has a free slot
-(``job_concurrency``, of which one tenant holds at most ``job_tenant_concurrency``), so a busy
+(``job_slots``, of which one tenant holds at most ``job_tenant_slots``), so a busy
 replica leaves work to idle ones; the answer pipeline's own slots still bound CPU work.
 
 A job past its deadline, or out of attempts, goes to its handler's ``give_up`` (a visible
@@ -106,7 +106,7 @@ class JobWorker:
         maintenance = asyncio.create_task(self._maintain())
         try:
             while not self._stopping.is_set():
-                if self._running.total() >= self._settings.job_concurrency:
+                if self._running.total() >= self._settings.job_slots:
                     self._slot_freed.clear()
                     await self._slot_freed.wait()
                     continue
@@ -131,7 +131,7 @@ class JobWorker:
         self.queue.new_work.set()
 
     def _full(self) -> list[str]:
-        cap = self._settings.job_tenant_concurrency
+        cap = self._settings.job_tenant_slots
         return [key for key, running in self._running.items() if running >= cap]
 
     async def _claim(self) -> Job | None:

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+import aiohttp
 from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
@@ -75,13 +76,19 @@ def build_app(
     metrics: BotMetrics,
     jobs: JobQueue,
     job_handlers: JobHandlers,
+    session: aiohttp.ClientSession | None = None,
 ) -> AsyncApp:
+    """``session``: the connection pool the app's own client calls Slack through (see
+    ``web_api_session``); without one, each call connects anew."""
     _withhold_bodies_from_bolt_logs()
     oauth = settings.slack_client_id is not None and settings.slack_client_secret is not None
     if client is None:
         token = None if oauth else _secret(settings.slack_bot_token)
         client = AsyncWebClient(
-            token=token, base_url=settings.slack_api_url, timeout=SLACK_TIMEOUT_S
+            token=token,
+            base_url=settings.slack_api_url,
+            timeout=SLACK_TIMEOUT_S,
+            session=session,
         )
     install_retry_handlers(client)
     deduper = EventDeduper(store, queue=jobs)

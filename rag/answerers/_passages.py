@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 PassageKind = Literal["prose", "item", "row", "code"]
@@ -96,7 +97,10 @@ def cut_passages(content: str) -> list[Passage]:
     return [passage for unit in cut_units(content) for passage in unit.passages]
 
 
-def cut_units(content: str) -> list[Unit]:
+# The same chunks come back for question after question (a tenant's few hundred runbook
+# sections); cutting one is pure Python over its whole text, so each is cut once.
+@lru_cache(maxsize=4096)
+def cut_units(content: str) -> tuple[Unit, ...]:
     """The units of ``content`` in reading order, each with its passages (never empty)."""
     units: list[Unit] = []
     blocks = _blocks(_blank_hidden(content.split("\n")))
@@ -131,7 +135,7 @@ def cut_units(content: str) -> list[Unit]:
                 else _collapse(block.lines)
             )
             units.append(Unit(block.kind, heading, kept, _collapse(block.lines), display, code))
-    return units
+    return tuple(units)
 
 
 def _texts(block: _Text) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from rag.answerers._passages import CodeBlock, Passage, Unit, cut_passages, cut_units
 from rag.answers import Draft, DraftCitation
 from rag.evidence import Excerpt
-from rag.terms import question_terms
+from rag.terms import question_terms, term_set
 from rag.verify import MIN_QUOTE_WORDS, find_markers, normalize_quote
 
 # The answer quotes up to this many lines (a code block counts its own lines).
@@ -167,7 +167,7 @@ def _quote_section(
         _quote_best_passage(answer, excerpt, scored)
 
 
-def _opening(units: list[Unit], answering: int, room: int) -> int:
+def _opening(units: Sequence[Unit], answering: int, room: int) -> int:
     """Where the quote starts: the section's start, else the sub-section's, else the step's
     (with the sentence that introduces it, "Raise the limit:")."""
     if _cost(units[: answering + 1]) <= room:
@@ -371,12 +371,12 @@ def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
             # A command without a quotable sentence before it still answers ("Top 5 oldest
             # active queries" is a heading over one SQL query): its own words score it.
             if _quotable_text(passage):
-                own = frozenset(question_terms(passage.text))
+                own = term_set(passage.text)
             elif passage.code is not None and _quotable_code(passage.code):
-                own = frozenset(question_terms(passage.code.body))
+                own = term_set(passage.code.body)
             else:
                 continue
-            heading = frozenset(question_terms(f"{path} {passage.heading}"))
+            heading = term_set(f"{path} {passage.heading}")
             candidates.append((excerpt, passage, own, heading))
     frequency: dict[str, int] = {}
     for _, _, own, _ in candidates:

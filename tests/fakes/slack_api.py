@@ -64,6 +64,7 @@ class SlackCall:
     reply: dict[str, Any]
     at: float  # time.monotonic() when it arrived
     key: str | None = None  # the response_url id
+    client_port: int = 0  # the caller's port: calls over one kept-alive connection share it
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,10 @@ class FakeSlack:
         if queued:
             return self._fail(request, method, body, token, queued.popleft())
         reply = self._reply(method, body, token)
-        self.calls.append(SlackCall(method, body, token, 200, bool(reply["ok"]), reply, _now()))
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        port = int(peer[1]) if peer else 0
+        call = SlackCall(method, body, token, 200, bool(reply["ok"]), reply, _now(), None, port)
+        self.calls.append(call)
         return web.json_response(reply)
 
     async def _response_url(self, request: web.Request) -> web.StreamResponse:
