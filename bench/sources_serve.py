@@ -6,7 +6,8 @@ endpoint on the next port): starts the shared fake Confluence, fills its OPS spa
 source add``, then starts ``runbook serve`` (Teams in its local, loopback-only mode: no chat
 service needed), which queues the source's first sync at start. The server's peak RSS is the
 kernel's high-water mark (``VmHWM``), read once the source list shows the sync's outcome.
-Prints one JSON object and writes ``sources-serve.json``.
+Prints one JSON object and writes ``sources-serve.json``. Use a ``RUNBOOK_DATA_DIR`` of its own:
+a server on a shared store would sync every other source too.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def measure(site: str, *, pages: int, serve_port: int) -> dict[str, Any]:
         "TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b001",
         "TEAMS_ALLOW_UNAUTHENTICATED": "1",
         "RUNBOOK_INTERNAL_PORT": str(serve_port + 1),
+        # A first sync of a large space can outlast the default 5-minute job deadline on a busy
+        # machine; the deadline would cut it short (nothing published) and this would wait.
+        "RUNBOOK_JOB_DEADLINE_S": os.environ.get("RUNBOOK_JOB_DEADLINE_S", "3600"),
     }
     _runbook(
         *("source", "add", tenant, "confluence", f"{site}/wiki", "--space", "OPS"),
