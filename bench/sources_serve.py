@@ -64,9 +64,12 @@ def measure(site: str, *, pages: int, serve_port: int) -> dict[str, Any]:
         "TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b001",
         "TEAMS_ALLOW_UNAUTHENTICATED": "1",
         "RUNBOOK_INTERNAL_PORT": str(serve_port + 1),
-        # A first sync of a large space can outlast the default 5-minute job deadline on a busy
-        # machine; the deadline would cut it short (nothing published) and this would wait.
+        # Servers before the sync deadline setting gave a sync the answers' 5 minutes: a first
+        # sync on a busy machine outlasts that (nothing published) and this would wait forever.
         "RUNBOOK_JOB_DEADLINE_S": os.environ.get("RUNBOOK_JOB_DEADLINE_S", "3600"),
+        "RUNBOOK_SOURCE_SYNC_DEADLINE_S": os.environ.get("RUNBOOK_SOURCE_SYNC_DEADLINE_S", "3600"),
+        # One schedule slot a day: the first sync is the only one, and its report is the one read.
+        "RUNBOOK_SOURCE_SYNC_INTERVAL_MIN": "1440",
     }
     _runbook(
         *("source", "add", tenant, "confluence", f"{site}/wiki", "--space", "OPS"),
