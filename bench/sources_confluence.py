@@ -56,7 +56,7 @@ def _body(rng: random.Random, n: int, edit: int = 0) -> str:
     )
 
 
-async def _fill(
+async def fill_space(
     session: aiohttp.ClientSession, site: str, pages: int, rng: random.Random
 ) -> list[str]:
     async with session.get(f"{site}/_fake/pages") as response:
@@ -85,7 +85,7 @@ async def run_benchmark(settings: Settings, *, pages: int, site: str) -> dict[st
     rng = random.Random(7)
     tenant = f"bench-{uuid.uuid4().hex[:8]}"
     async with aiohttp.ClientSession() as session:
-        created = await _fill(session, site, pages, rng)
+        created = await fill_space(session, site, pages, rng)
         async with open_runtime(settings) as runtime:
             store, embedder, limits = runtime.store, runtime.embedder, runtime.ingest_limits
             source = {"base_url": f"{site}/wiki", "space": "OPS", "label": None, "email": EMAIL}

@@ -8,6 +8,7 @@ webhook URL and secret.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from bot.core.source_status import describe_source
 from bot.core.token_cipher import KEYS_SETTING, TokenCipher
 from rag import (
     ConfigurationError,
+    GitCredential,
     GitSourceSettings,
     Settings,
     SourceRow,
@@ -29,6 +31,7 @@ from rag import (
     list_sources,
     open_runtime,
     open_store,
+    remote_default_branch,
     remove_source,
 )
 
@@ -43,7 +46,7 @@ def add_source_commands(commands: Any) -> None:
     add.add_argument("tenant")
     add.add_argument("kind", choices=("git", "confluence"))
     add.add_argument("url", help="git: clone URL; confluence: the base URL users see")
-    add.add_argument("--branch", help="git: the branch to sync (default: main)")
+    add.add_argument("--branch", help="git: the branch to sync (default: the remote's HEAD)")
     add.add_argument("--path", help="git: only this folder of the repository")
     add.add_argument("--token-env", help="git: https token | confluence: API token (with --email)")
     add.add_argument("--ssh-key-file", type=Path, help="git: a deploy key for ssh URLs")
@@ -83,17 +86,13 @@ def _source_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
         _refuse(args, ("space", "label", "email", "pat_env"), "git")
         if args.token_env and args.ssh_key_file:
             raise ConfigurationError("pass --token-env or --ssh-key-file, not both")
-        try:
-            checked = GitSourceSettings(
-                url=args.url, branch=args.branch or "main", path=args.path or ""
-            )
-        except ValueError as exc:
-            raise ConfigurationError(f"invalid git source: {_first_error(exc)}") from exc
         credential = None
         if args.token_env:
             credential = {"token": _from_env(args.token_env)}
         elif args.ssh_key_file:
             credential = {"ssh_key": _read_key(args.ssh_key_file)}
+        # Without --branch, `_add` asks the remote for its default branch once all else is checked.
+        checked = _git_settings(args.url, args.branch or "main", args.path)
         return checked.model_dump(), credential
     _refuse(args, ("branch", "path", "ssh_key_file"), "confluence")
     if not args.space:
@@ -111,6 +110,13 @@ def _source_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
         settings["email"] = args.email
         return settings, {"token": _from_env(args.token_env)}
     return settings, {"pat": _from_env(args.pat_env)}
+
+
+def _git_settings(url: str, branch: str, path: str | None) -> GitSourceSettings:
+    try:
+        return GitSourceSettings(url=url, branch=branch, path=path or "")
+    except ValueError as exc:
+        raise ConfigurationError(f"invalid git source: {_first_error(exc)}") from exc
 
 
 def _refuse(args: argparse.Namespace, options: tuple[str, ...], kind: str) -> None:
@@ -173,6 +179,12 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
             f"a source with a credential needs {KEYS_SETTING} (credentials are stored sealed); "
             "generate a key with `runbook secrets generate-key`"
         )
+    if args.kind == "git" and args.branch is None:
+        # The URL is checked by now: ls-remote runs only over the transports sources allow.
+        branch = await asyncio.to_thread(
+            remote_default_branch, name, args.url, GitCredential(**(credential or {}))
+        )
+        source_settings = _git_settings(args.url, branch, args.path).model_dump()
     secret = secrets.token_urlsafe(32)
     async with open_store(settings) as store:
         row = await add_source(

@@ -34,7 +34,7 @@ from rag.errors import (
 )
 from rag.evaluate import GoldenQuestion, load_golden
 from rag.evidence import Evidence, Excerpt
-from rag.git_cli import GitCredential
+from rag.git_cli import GitCredential, remote_default_branch
 from rag.git_source import GitReader, GitSourceSettings
 from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
@@ -171,6 +171,7 @@ __all__ = [
     "GitCredential",
     "GitReader",
     "GitSourceSettings",
+    "remote_default_branch",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",

@@ -23,6 +23,8 @@ from rag.errors import SourceSyncError
 
 FETCH_TIMEOUT_S = 300.0
 LOCAL_TIMEOUT_S = 120.0
+# `source add` waits on this in the foreground: an answer to ls-remote comes in seconds.
+LS_REMOTE_TIMEOUT_S = 60.0
 # Transports git may use at all (submodules and redirects included): never ext:: or fd::.
 ALLOWED_PROTOCOLS = "https:http:ssh:file"
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$")
@@ -101,6 +103,33 @@ def git_environment(
             ssh.insert(1, f"-i {shlex.quote(str(key_file))}")
         env["GIT_SSH_COMMAND"] = " ".join(ssh)
         yield env
+
+
+def remote_default_branch(source: str, url: str, credential: GitCredential | None) -> str:
+    """The branch the remote's ``HEAD`` points at (``git ls-remote --symref URL HEAD``).
+
+    Raises ``SourceSyncError`` when the remote cannot be read or names no default branch (an
+    empty repository, a dumb-http server): both say to pass ``--branch``.
+    """
+    with tempfile.TemporaryDirectory(prefix="runbook-git-") as scratch:
+        # A throwaway known_hosts: the source's own cache pins the host key at its first sync.
+        with git_environment(credential, Path(scratch) / "known_hosts") as env:
+            listed = run_git(
+                source,
+                ["ls-remote", "--symref", url, "HEAD"],
+                env=env,
+                cwd=Path(scratch),
+                timeout_s=LS_REMOTE_TIMEOUT_S,
+            )
+    for line in listed.decode("utf-8", "replace").splitlines():
+        target, _, name = line.partition("\t")
+        if name == "HEAD" and target.startswith("ref: refs/heads/"):
+            return target.removeprefix("ref: refs/heads/")
+    raise SourceSyncError(
+        source,
+        "the repository names no default branch (is it empty?); pass --branch",
+        code="source_not_found",
+    )
 
 
 def run_git(

@@ -208,6 +208,9 @@ class Settings(BaseSettings):
     # a signed push webhook); the webhook URL that `runbook source add` prints starts with
     # public_url, the address the internet reaches RUNBOOK_PORT at (https://runbooks.example.com).
     source_sync_interval_min: float = Field(default=15.0, gt=0)
+    # A sync job's deadline: a first sync of a large space embeds for minutes (500 Confluence
+    # pages: 2.5 min on a quiet 2-core machine), far past an answer's RUNBOOK_JOB_DEADLINE_S.
+    source_sync_deadline_s: float = Field(default=3600.0, gt=0)
     public_url: str | None = None
 
     @field_validator("prepare_threshold", mode="before")

@@ -9,7 +9,9 @@ for every kind.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -86,3 +88,25 @@ class SourceReader(Protocol):
     async def list_items(self) -> SourceListing: ...
 
     async def read_items(self, listing: SourceListing, item_ids: Sequence[str]) -> SourceRead: ...
+
+
+async def read_in_batches(
+    reader: SourceReader, listing: SourceListing, items: list[str], size: int
+) -> AsyncGenerator[SourceRead, None]:
+    """``items`` read ``size`` at a time; the next batch is fetched while the caller embeds
+    this one (reading waits on the network or git, embedding on the CPU)."""
+    batches = [items[first : first + size] for first in range(0, len(items), size)]
+    if not batches:
+        return
+    upcoming = asyncio.ensure_future(reader.read_items(listing, batches[0]))
+    try:
+        for index in range(len(batches)):
+            read = await upcoming
+            if index + 1 < len(batches):
+                upcoming = asyncio.ensure_future(reader.read_items(listing, batches[index + 1]))
+            yield read
+    finally:
+        if not upcoming.done():
+            upcoming.cancel()
+        with contextlib.suppress(BaseException):
+            await upcoming  # a read that failed after the sync already had: not "never retrieved"

@@ -1,10 +1,13 @@
 """One sync of one source, for every kind: compare, read what changed, embed, publish at once.
 
 Under the tenant's ingest lock: the reader lists the source's items with their versions; only
-items whose version differs from the last sync's are read, parsed and embedded; then the new
-versions, the retirements (documents whose items are gone, through the prune guard) and the
-source's item state and outcome are written in one transaction. A sync that fails anywhere
-before that commit changes nothing: no document retired, no tenant half-written.
+items whose version differs from the last sync's are read, parsed, embedded and written, a
+batch of ``IngestLimits.sync_batch_items`` at a time, so memory holds one batch (page bodies,
+runbooks, vectors) rather than the whole source. Every batch is written inside one transaction
+that also retires the documents of gone items (through the prune guard) and records the
+source's item state and outcome: a sync that fails anywhere before that commit changes
+nothing — no document retired, no tenant half-written — and questions meanwhile see the
+tenant as it was.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,13 @@ from rag.ingest_scan import StoredVersion, TenantScan, load_stored_state
 from rag.ingest_write import ensure_tenant, retire_documents_on, write_version_on
 from rag.markdown import PARSE_REVISION
 from rag.runbook import ParsedRunbook
-from rag.source_reader import SourceDocument, SourceRead, SourceReader
+from rag.source_reader import (
+    SourceDocument,
+    SourceListing,
+    SourceRead,
+    SourceReader,
+    read_in_batches,
+)
 from rag.source_rows import SourceRow, record_synced
 from rag.sources import SourceFile
 from rag.store import Store
@@ -118,7 +128,6 @@ async def sync_source(
         await ensure_tenant(store, tenant)
         state = await _load_items(store, source.source_id)
         stored = await load_stored_state(store, tenant)
-        taken = await _taken_ids(store, tenant, source.source_id)
         listing = await reader.list_items()
         report.version = listing.version
         report.skipped.extend(IngestSkip(i, r) for i, r in sorted(listing.passed_over.items()))
@@ -127,7 +136,6 @@ async def sync_source(
             for item, version in listing.items.items()
             if _needs_read(state.get(item), version, stored, embedder.model_id)
         )
-        read = await reader.read_items(listing, to_read) if to_read else SourceRead()
         new_state = {
             item: state[item] for item in listing.items if item not in to_read and item in state
         }
@@ -136,34 +144,35 @@ async def sync_source(
                 report.skipped.append(IngestSkip(item, kept.skipped))
             else:
                 report.unchanged += 1
-        for problem in read.problems:
-            if problem.skipped:
-                new_state[problem.item_id] = ItemState(
-                    listing.items[problem.item_id], None, problem.reason
-                )
-                report.skipped.append(IngestSkip(problem.item_id, problem.reason))
-            else:
-                report.failed.append(IngestFailure(problem.item_id, problem.reason))
-                if problem.item_id in state:  # its document stays until the file is fixed
-                    new_state[problem.item_id] = state[problem.item_id]
-        origins: dict[str, str] = {}
-        pending = _pending_documents(
-            source, read.documents, new_state, taken, stored, limits, origins, report
+        published = {s.document_id for s in state.values() if s.document_id is not None}
+        previous = {doc: v for doc, v in stored.items() if doc in published}
+        # Before any page is read: the documents of items gone from the listing alone. The
+        # final check below can only retire more, so a refusal here saves the reading.
+        listed = {
+            s.document_id
+            for item, s in state.items()
+            if item in listing.items and s.document_id is not None
+        }
+        documents_to_prune(tenant, previous, TenantScan(seen_ids=listed), force=force)
+        batch = _Batch(
+            source=source,
+            state=state,
+            new_state=new_state,
+            taken=await _taken_ids(store, tenant, source.source_id),
+            stored=stored,
+            limits=limits,
+            report=report,
         )
-        pending = [p for p in pending if not _same_as_stored(p, stored, embedder.model_id, report)]
-        previous = {s.document_id for s in state.values() if s.document_id is not None}
-        current = {s.document_id for s in new_state.values() if s.document_id is not None}
-        gone = documents_to_prune(
-            tenant,
-            {doc: v for doc, v in stored.items() if doc in previous},
-            TenantScan(seen_ids=current),
-            force=force,
-        )
-        embedded: list[tuple[PendingDocument, Vectors]] = []
-        async for group, vectors, _ in embedded_groups(embedder, pending, limits):
-            embedded.extend(zip(group, vectors, strict=True))
         async with store.pool.connection() as conn, conn.transaction():
-            await _publish(conn, embedder, source, embedded, gone, new_state, origins, report)
+            reads = read_in_batches(reader, listing, to_read, limits.sync_batch_items)
+            async with aclosing(reads):
+                async for read in reads:
+                    pending = batch.pending(listing, read, embedder.model_id)
+                    async for group, vectors, _ in embedded_groups(embedder, pending, limits):
+                        await batch.write(conn, embedder, group, vectors)
+            current = {s.document_id for s in new_state.values() if s.document_id is not None}
+            gone = documents_to_prune(tenant, previous, TenantScan(seen_ids=current), force=force)
+            await _finish(conn, source, gone, new_state, report)
             report.seconds = time.perf_counter() - started
             await record_synced(conn, source.source_id, report.as_json(), listing.version)
         await store.ensure_vector_index(
@@ -181,6 +190,76 @@ async def sync_source(
         report.seconds,
     )
     return report
+
+
+@dataclass
+class _Batch:
+    """What carries from one batch of read items to the next: the items' new state, which
+    document ids are taken, and where each written document's ``updated`` came from."""
+
+    source: SourceRow
+    state: dict[str, ItemState]
+    new_state: dict[str, ItemState]
+    taken: dict[str, str]
+    stored: dict[str, StoredVersion]
+    limits: IngestLimits
+    report: SyncReport
+    owners: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.owners = {s.document_id: i for i, s in self.new_state.items() if s.document_id}
+
+    def pending(
+        self, listing: SourceListing, read: SourceRead, model_id: str
+    ) -> list[PendingDocument]:
+        """The batch's documents that need a new version; its problems noted in the report."""
+        for problem in read.problems:
+            if problem.skipped:
+                self.new_state[problem.item_id] = ItemState(
+                    listing.items[problem.item_id], None, problem.reason
+                )
+                self.report.skipped.append(IngestSkip(problem.item_id, problem.reason))
+            else:
+                self.report.failed.append(IngestFailure(problem.item_id, problem.reason))
+                if problem.item_id in self.state:  # its document stays until the file is fixed
+                    self.new_state[problem.item_id] = self.state[problem.item_id]
+        pending = _pending_documents(
+            self.source,
+            read.documents,
+            self.new_state,
+            self.taken,
+            self.owners,
+            self.stored,
+            self.limits,
+            self.origins,
+            self.report,
+        )
+        return [p for p in pending if not _same_as_stored(p, self.stored, model_id, self.report)]
+
+    async def write(
+        self,
+        conn: AsyncConnection[TupleRow],
+        embedder: Embedder,
+        group: list[PendingDocument],
+        vectors: list[Vectors],
+    ) -> None:
+        written = IngestReport()
+        for document, document_vectors in zip(group, vectors, strict=True):
+            await write_version_on(conn, embedder, document, document_vectors, written)
+            document_id = document.source.document_id
+            if document_id in self.origins:
+                await conn.execute(
+                    _SET_UPDATED_SOURCE,
+                    {
+                        "tenant": self.source.tenant_id,
+                        "document_id": document_id,
+                        "origin": self.origins[document_id],
+                    },
+                )
+        self.report.added += written.added
+        self.report.changed += written.changed
+        self.report.chunks_written += written.chunks_written
 
 
 def _needs_read(
@@ -203,17 +282,18 @@ def _pending_documents(
     documents: list[SourceDocument],
     new_state: dict[str, ItemState],
     taken: dict[str, str],
+    owners: dict[str, str],
     stored: dict[str, StoredVersion],
     limits: IngestLimits,
     origins: dict[str, str],
     report: SyncReport,
 ) -> list[PendingDocument]:
-    """Each read document as a new version to write, unless its id belongs to another item.
+    """Each read document as a new version to write, unless its id belongs to another item
+    (``taken`` by another source, or in ``owners``: document id → item of this source).
 
     ``origins`` receives where each document's ``updated`` came from (its frontmatter, or the
     source's kind).
     """
-    owners = {s.document_id: item for item, s in new_state.items() if s.document_id}
     pending: list[PendingDocument] = []
     for document in sorted(documents, key=lambda d: d.item_id):
         clash = taken.get(document.document_id) or owners.get(document.document_id)
@@ -271,32 +351,14 @@ def _same_as_stored(
     return same
 
 
-async def _publish(
+async def _finish(
     conn: AsyncConnection[TupleRow],
-    embedder: Embedder,
     source: SourceRow,
-    embedded: list[tuple[PendingDocument, Vectors]],
     gone: list[str],
     new_state: dict[str, ItemState],
-    origins: dict[str, str],
     report: SyncReport,
 ) -> None:
-    written = IngestReport()
-    for document, vectors in embedded:
-        await write_version_on(conn, embedder, document, vectors, written)
-        document_id = document.source.document_id
-        if document_id in origins:
-            await conn.execute(
-                _SET_UPDATED_SOURCE,
-                {
-                    "tenant": source.tenant_id,
-                    "document_id": document_id,
-                    "origin": origins[document_id],
-                },
-            )
-    report.added += written.added
-    report.changed += written.changed
-    report.chunks_written += written.chunks_written
+    """Retire the gone documents and replace the source's item state."""
     report.retired += await retire_documents_on(conn, source.tenant_id, gone)
     await conn.execute("DELETE FROM source_items WHERE source_id = %s", (source.source_id,))
     async with conn.cursor() as cursor:

@@ -17,12 +17,12 @@ _ENV = {
 
 
 class GitRepo:
-    """A working repository on branch ``main``; ``url`` is its ``file://`` address."""
+    """A working repository on ``branch``; ``url`` is its ``file://`` address."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, branch: str = "main") -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q", "-b", "main")
+        self.git("init", "-q", "-b", branch)
 
     @property
     def url(self) -> str:

@@ -378,7 +378,7 @@ async def test_html_report_is_one_offline_page_with_titled_charts_and_an_owner_c
     assert "ElasticsearchClusterRed" in page and "lunch menu" in page
     assert page.count("<th>Owner</th>") == 3 and "#sre-runbooks" in page
     assert "<!-- unanswered questions -->" in page  # an axis title (text kept as an SVG comment)
-    assert "…" not in page and "runbook gaps --draft g-" in page
+    assert "…" not in page and 'runbook gaps <span class="nw">--draft g-' in page
     assert "opened with" in page
     assert re.search(r"\d{4}-\d\d-\d\dT\d\d", page) is None  # no raw ISO times: local dates
 

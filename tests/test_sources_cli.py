@@ -105,7 +105,13 @@ async def test_a_token_is_required_sealed_and_never_printed(
         RUNBOOK_ENCRYPTION_KEYS=Fernet.generate_key().decode(),
     )
     added = runbook(
-        "source", "add", unique_tenant, "git", url, "--token-env", "GH_TOKEN", "--json", env=env
+        "source",
+        "add",
+        unique_tenant,
+        "git",
+        url,
+        *("--branch", "main", "--token-env", "GH_TOKEN", "--json"),
+        env=env,
     )
     listed = runbook("source", "list", "--json", env=env)
 
@@ -118,6 +124,38 @@ async def test_a_token_is_required_sealed_and_never_printed(
     assert row.credential is not None and set(row.credential) == {"sealed"}
     assert credentials.GIT_TOKEN not in json.dumps(row.credential)
     assert row.name == "runbooks"
+
+
+async def test_a_git_source_added_without_branch_syncs_the_remotes_default_branch(
+    store: Store, database_url: str, unique_tenant: str, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "repo", branch="trunk")
+    repo.write("disk.md", DISK)
+    repo.commit("one")
+    env = cli_env(database_url, tmp_path / "data")
+
+    added = runbook("source", "add", unique_tenant, "git", repo.url, "--json", env=env)
+    synced = runbook("source", "sync", "--tenant", unique_tenant, "--json", env=env)
+
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["settings"]["branch"] == "trunk"
+    assert synced.returncode == 0, synced.stderr
+    assert json.loads(synced.stdout)["sources"][0]["report"]["documents"]["added"] == 1
+
+
+async def test_adding_an_empty_repository_without_branch_says_to_pass_one(
+    database_url: str, unique_tenant: str, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "empty")
+    env = cli_env(database_url, tmp_path / "data")
+
+    added = runbook("source", "add", unique_tenant, "git", repo.url, env=env)
+    listed = runbook("source", "list", "--tenant", unique_tenant, env=env)
+
+    assert added.returncode == 1
+    assert "names no default branch" in added.stderr
+    assert "pass --branch" in added.stderr
+    assert listed.stdout.strip() == "no sources"
 
 
 async def test_a_password_in_the_url_is_refused(

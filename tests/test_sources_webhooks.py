@@ -9,7 +9,7 @@ import hmac
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -34,7 +34,9 @@ from rag import (
     add_source,
     get_source,
 )
+from rag.embedding import Vectors
 from tests.git_repos import GitRepo
+from tests.hash_embedder import HashEmbedder
 from tests.slack_harness import forget_unfinished_jobs
 
 PORT = 31252
@@ -218,3 +220,47 @@ async def test_the_schedule_queues_each_source_once_per_interval_across_replicas
         )
         assert await cur.fetchone() == (1,)
     await forget_unfinished_jobs(store)
+
+
+class SlowEmbedder(HashEmbedder):
+    """Embeds as a large first sync does: for longer than an answer job may take."""
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        await asyncio.sleep(1.5)
+        return await super().embed(texts)
+
+
+async def test_a_sync_longer_than_an_answers_deadline_is_not_given_up(
+    store: Store, settings: Settings, unique_tenant: str, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("kafka.md", "# Kafka lag\n\n## Mitigation\nAdd two consumers to the group.\n")
+    after = repo.commit("one")
+    row = await add_source(
+        store,
+        tenant=unique_tenant,
+        name="ops",
+        kind="git",
+        settings={"url": repo.url, "branch": "main", "path": ""},
+        credential=None,
+        webhook_secret={"secret": SECRET},
+    )
+    answers_deadline = settings.model_copy(update={"job_deadline_s": 1.0})
+    body = json.dumps({"ref": "refs/heads/main", "after": after}).encode()
+    async with bot_serving(store, SlowEmbedder(), answers_deadline) as base:
+        status, _ = await post(f"{base}/hooks/git/{row.source_id}", body, github_headers(body))
+        synced = await get_source(store, row.source_id)
+        while synced is not None and synced.last_outcome is None:
+            await asyncio.sleep(0.1)
+            synced = await get_source(store, row.source_id)
+            async with store.pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT state FROM jobs WHERE dedupe_key LIKE %s",
+                    (f"{SYNC_KIND}:{row.source_id}:%",),
+                )
+                if [r[0] for r in await cur.fetchall()] == ["dead"]:
+                    break  # given up: the sync will never be recorded
+
+    assert status == 202
+    assert synced is not None and synced.last_outcome == "synced"
+    assert synced.last_version == after

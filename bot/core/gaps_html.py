@@ -38,6 +38,7 @@ section{min-height:0;margin-bottom:2rem}.note{font-size:.9rem;color:#444}
 pre{white-space:pre-wrap;background:#f7f7f7;padding:.5rem;font-size:.8rem}
 .totals span{display:inline-block;margin-right:1.5rem}
 figure{margin:1rem 0}svg{max-width:100%;height:auto}
+code{white-space:pre-wrap}.nw{white-space:nowrap}
 """
 
 
@@ -89,7 +90,7 @@ def _gaps_section(report: GapReport) -> str:
         [
             f"<b>{escape(g.label) or '<span class=muted>(no shared terms)</span>'}</b>"
             f'<br><span class="muted">{escape(g.id)}</span>',
-            escape(g.owner),
+            _owner(g.owner),
             _n(g.count),
             "<br>".join(escape(e) for e in g.examples)
             or '<span class="muted">(text expired)</span>',
@@ -116,22 +117,23 @@ def _nearest(gap: Gap) -> str:
         )
     return (
         "<b>No runbook covers this — write one.</b><br>"
-        f'<span class="muted">Skeleton: <code>runbook gaps --draft {escape(gap.id)}</code></span>'
+        f'<span class="muted">Skeleton: <code>runbook gaps <span class="nw">--draft '
+        f"{escape(gap.id)}</span></code></span>"
     )
 
 
 def _downvoted_section(report: GapReport) -> str:
     shown = report.downvoted[:_MAX_BARS]
+    # Every reason is passed, given or not, so each keeps its colour from one page to the next.
     series = {
         reason_label(code): [r.reasons.get(code, 0) for r in shown] for code in (*REASONS, "none")
     }
-    series = {label: values for label, values in series.items() if any(values)}
     chart = _bar_chart([r.title for r in shown], series, stacked=True, x_title="not-helpful votes")
     rows: list[list[str | _Number]] = [
         [
             escape(r.title),
             escape(r.document_id),
-            escape(r.owner),
+            _owner(r.owner),
             _n(r.down),
             "<br>".join(escape(f"{v} × {reason_label(k)}") for k, v in r.reasons.items()),
         ]
@@ -163,7 +165,7 @@ def _stale_section(report: GapReport) -> str:
         [
             escape(r.title),
             escape(r.document_id),
-            escape(r.owner),
+            _owner(r.owner),
             escape(r.updated or ""),
             _n(r.age_days),
             _n(r.answers),
@@ -205,7 +207,7 @@ def _scores_section(report: GapReport) -> str:
         [
             escape(r.title),
             escape(r.document_id),
-            escape(r.owner),
+            _owner(r.owner),
             _n(r.answered),
             _n(r.up),
             _n(r.down),
@@ -259,6 +261,11 @@ class _Number:
     text: str
 
 
+def _owner(name: str) -> str:
+    """An owner (``#sre-runbooks``, ``@jonas``) on one line: a break at its hyphen misleads."""
+    return f'<span class="nw">{escape(name)}</span>'
+
+
 def _n(value: object) -> _Number:
     return _Number(escape(str(value)))
 
@@ -277,7 +284,10 @@ def _bar_chart(
     *,
     x_title: str,
 ) -> str:
-    """Horizontal bars, one row per label, as an inline SVG element."""
+    """Horizontal bars, one row per label, as an inline SVG element. A series' colour is its
+    place in ``series``, also when an earlier one is empty and left out: "not helpful" stays
+    red when nothing was helpful."""
+    colour_of = {name: colours[i % len(colours)] for i, name in enumerate(series)}
     series = {name: values for name, values in series.items() if any(values)}
     if not labels or not series:
         return ""
@@ -289,7 +299,7 @@ def _bar_chart(
     height = 0.8 if stacked else 0.8 / len(series)
     left = [0] * len(labels)
     for index, (name, values) in enumerate(series.items()):
-        colour = colours[index % len(colours)]
+        colour = colour_of[name]
         if stacked:
             axes.barh(rows, values, height, left=left, label=name, color=colour)
             left = [a + b for a, b in zip(left, values, strict=True)]

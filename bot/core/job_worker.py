@@ -180,7 +180,9 @@ class JobWorker:
     async def _attempt(self, job: Job, handler: JobHandler) -> str:
         if job.overdue or job.exhausted:
             return await self._give_up(job, handler)
-        remaining = self._settings.job_deadline_s - job.age_s
+        remaining = job.remaining_s
+        if remaining is None:
+            remaining = self._settings.job_deadline_s - job.age_s
         try:
             async with asyncio.timeout(max(remaining, 0.1)) as deadline:
                 await self._run_through_outages(job, handler)

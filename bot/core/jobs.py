@@ -63,6 +63,9 @@ class JobRequest:
     dedupe_key: str
     payload: dict[str, Any]
     tenant: JobTenant = JobTenant()
+    # Seconds from queueing until the job is given up; None: RUNBOOK_JOB_DEADLINE_S, the
+    # deadline of an answer. A source sync, minutes of work, brings its own.
+    deadline_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class Job:
     lease_token: uuid.UUID
     tenant_id: str | None
     answer_id: str | None
+    # Until its deadline_at; None: RUNBOOK_JOB_DEADLINE_S from its age.
+    remaining_s: float | None = None
     # Run again by the same claim after a database outage cut a run short: what that run
     # posted may be there, exactly as for a re-run after a crash.
     resumed: bool = False
@@ -139,7 +144,8 @@ UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = %(worker)s,
        available_at = now() + make_interval(secs => %(lease_s)s)
 WHERE job_id = (SELECT next_job(%(kinds)s, %(full)s))
 RETURNING job_id, kind, payload, attempts, max_attempts, tenant_id, answer_id, lease_token,
-          extract(epoch FROM now() - created_at)::float8 AS age_s, deadline_at < now() AS overdue
+          extract(epoch FROM now() - created_at)::float8 AS age_s, deadline_at < now() AS overdue,
+          extract(epoch FROM deadline_at - now())::float8 AS remaining_s
 """
 
 _HEARTBEAT = """
@@ -276,7 +282,7 @@ class JobQueue:
                 "dedupe_key": request.dedupe_key,
                 "payload": Jsonb(storable_json(request.payload)),
                 "max_attempts": self.settings.job_max_attempts,
-                "deadline_s": self.settings.job_deadline_s,
+                "deadline_s": request.deadline_s or self.settings.job_deadline_s,
                 "tenant": tenant.tenant_id,
                 "team": tenant.slack_team_id or "",
                 "enterprise": tenant.slack_enterprise_id or "",
@@ -342,6 +348,7 @@ class JobQueue:
             lease_token=row["lease_token"],
             tenant_id=row["tenant_id"],
             answer_id=None if row["answer_id"] is None else str(row["answer_id"]),
+            remaining_s=row["remaining_s"],
         )
 
     async def heartbeat(self, job: Job) -> bool:

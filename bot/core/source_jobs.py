@@ -40,6 +40,7 @@ async def queue_sync(jobs: JobQueue, *, source_id: uuid.UUID, tenant: str, key: 
         dedupe_key=f"{SYNC_KIND}:{source_id}:{key}",
         payload={"source_id": str(source_id)},
         tenant=JobTenant(tenant_id=tenant),
+        deadline_s=jobs.settings.source_sync_deadline_s,
     )
     async with jobs.intake() as conn:
         queued = await jobs.insert(conn, request)
