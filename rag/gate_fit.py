@@ -68,7 +68,7 @@ class Observation:
             candidates.evidence,
             self.retrieval.hints,
             self.query,
-            term_df=candidates.term_df,
+            term_df=candidates.ranking_df,
             tenant_chunks=candidates.tenant_chunks,
             model=model,
         )

@@ -2,8 +2,9 @@
 
 - **names**: a question (or alert) naming a runbook's alert exactly (``KubePodCrashLooping``),
   or in words ("statefulset replicas mismatch"), and a service the channel points at;
-- **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean" Meaning,
-  "what breaks" Impact, "how do I check" Diagnosis — runbooks repeat the same words in every
+- **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean" or
+  "what threshold" Meaning, "what breaks", "why should I care" or "what happens if" Impact,
+  "how do I check" Diagnosis — runbooks repeat the same words in every
   section, so the heading is what tells them apart;
 - **placeholders**: a section that only says TODO, TBD, N/A or "see below" answers nothing,
   however close its heading is to the question (its embedding is mostly the breadcrumb).
@@ -63,7 +64,8 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "diagnosis": (
         re.compile(
-            r"\b(check|find|which|why|cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
+            r"\b(check|find|which|why(?! (?:should|would|do) (?:i|we|anyone|you) care)|"
+            r"cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
             r"troubleshoot\w*|identify|confirm|look at|see|verify|logs?|what(?:'s| is) wrong|"
             r"where (?:do|should|can) (?:i|we) (?:look|start)|where to (?:look|start)|"
             r"tell which)\b",
@@ -74,15 +76,20 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "impact": (
         re.compile(
             r"\b(impact\w*|affect\w*|break\w*|consequence\w*|risk\w*|serious|matter|harm\w*|"
-            r"dangerous|bad|safe to ignore|ignore|users? notice|customers?)\b",
+            r"dangerous|bad|safe to ignore|ignore|users? notice|customers?|care|worr(?:y|ied)|"
+            r"what happens (?:if|when|to)|what (?:do|would|will) (?:we|i|they) lose|"
+            r"stops? working|(?:get|gets|be|are) (?:cleaned|deleted|removed|collected)|"
+            r"cleaned up)\b",
             re.I,
         ),
         re.compile(r"impact|consequence|effect", re.I),
     ),
     "meaning": (
         re.compile(
-            r"\b(mean\w*|what is|what's|what does|explain|description|about)\b|fir(?:e|es|ing) "
-            r"(?:for|when|on)",
+            r"\b(mean\w*|what is|what's|what does|explain|description|about|threshold\w*|"
+            r"at what point|how close|counts? as|"
+            r"considered (?:healthy|normal|fine|ok|fast|slow))\b|"
+            r"fir(?:e|es|ing) (?:for|when|on)",
             re.I,
         ),
         re.compile(r"meaning|description|overview|summary|about", re.I),
@@ -104,6 +111,20 @@ def section_intents(evidence: Evidence) -> frozenset[str]:
 # a procedure of that kind even under a parent of another kind (Meaning › Disable ...).
 _ACTION_KINDS = ("mitigation", "diagnosis")
 
+# A heading that opens with an operation that changes the system ("Failover", "Rollback",
+# "Rebuilding the old primary", "Promote a replica") heads a procedure, at any depth: its
+# subsections ("Failover › Planned switchover") are its steps. Only the first word counts:
+# "Database failover in progress" describes a failure, it does not say what to do.
+_PROCEDURE_HEAD = re.compile(
+    r"^(?:(?:un)?planned |manual(?:ly)? |emergency |forced? )?"
+    r"(?:fail ?over|fail ?back|switch ?over|cut ?over|roll ?back|roll ?out|rollout|"
+    r"restor|rebuild|reinit|re-?creat|redeploy|revert|promot|demot|rotat|renew|replac|reboot|"
+    r"drain|cordon|evacuat|migrat|upgrad|downgrad|scal(?:e|ing)|shed|purg|flush|reset|"
+    r"reindex|resync|failing over|rolling back|switching|moving|move|rout(?:e|ing)|"
+    r"disabl|enabl|pause|resum|throttl|kill|delet|remov|clean ?up|free)",
+    re.I,
+)
+
 
 @lru_cache(maxsize=65536)
 def _heading_intents(headings: tuple[str, ...]) -> frozenset[str]:
@@ -114,6 +135,8 @@ def _heading_intents(headings: tuple[str, ...]) -> frozenset[str]:
         kinds = frozenset(name for name, (_, heads) in _INTENTS.items() if heads.search(heading))
         if not kinds and depth == len(headings) - 1:
             kinds = frozenset(name for name in _ACTION_KINDS if _INTENTS[name][0].search(heading))
+        if not kinds and _PROCEDURE_HEAD.match(heading):
+            kinds = frozenset({"mitigation"})
         if kinds:
             return kinds
     return frozenset()

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from rag.compounds import other_spellings
 from rag.embedding import Vectors
 from rag.evidence import Evidence
 from rag.rank import ScopeHints
@@ -201,16 +202,20 @@ HYBRID_QUERY = "".join(
 # The tenant's document frequency of each of the question's lexemes (0: never used), with the
 # question's own words that give each lexeme (``%(words)s``: its runs of letters and digits, each
 # parsed alone; ts_debug() would say the same for the whole question at several times the cost).
+# ``%(question)s`` also holds the other spellings of its phrasal verbs (``rag.compounds``): a
+# lexeme only they give comes back (flagged as not asked) when the tenant uses it.
 _VOCABULARY = """
 WITH spelled AS (
     SELECT w.word, t.lexeme
     FROM unnest(%(words)s::text[]) AS w(word), unnest(to_tsvector('english', w.word)) AS t
 )
 SELECT q.lexeme, coalesce(s.df, 0),
-       coalesce(array_agg(DISTINCT spelled.word) FILTER (WHERE spelled.word IS NOT NULL), '{}')
+       coalesce(array_agg(DISTINCT spelled.word) FILTER (WHERE spelled.word IS NOT NULL), '{}'),
+       q.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(asked)s))) AS asked
 FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(question)s))) AS q
 LEFT JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme
 LEFT JOIN spelled ON spelled.lexeme = q.lexeme
+WHERE s.df > 0 OR q.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(asked)s)))
 GROUP BY q.lexeme, s.df
 """
 _WORD_RUN = re.compile(r"[^\W_]+")
@@ -221,7 +226,10 @@ _TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)
 class Candidates:
     """Fused candidates, best first, how many each retriever contributed, and the tenant's
     vocabulary statistics for the question's lexemes (the gate reads those): each lexeme's
-    document frequency and the question's words it came from."""
+    document frequency and the question's words it came from. ``spelling_df`` holds the
+    lexemes only the other spellings of the question's phrasal verbs give ("failov" for "fail
+    over") that the tenant uses: the ranker reads them beside ``term_df``, the gate does not
+    (nobody typed them, and the gate was fitted without them)."""
 
     evidence: tuple[Evidence, ...]
     vector_hits: int
@@ -229,6 +237,12 @@ class Candidates:
     term_df: dict[str, int] = field(default_factory=dict)
     tenant_chunks: int = 0
     term_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    spelling_df: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ranking_df(self) -> dict[str, int]:
+        """The document frequencies the ranker's features read."""
+        return {**self.term_df, **self.spelling_df}
 
     @property
     def best_cosine(self) -> float:
@@ -261,7 +275,8 @@ async def search(
     query = sql.SQL(HYBRID_QUERY).format(dim=sql.Literal(int(vector.shape[0])))
     params: dict[str, Any] = {
         "tenant": tenant,
-        "question": keyword_text(question),
+        "question": searched_text(question),
+        "asked": keyword_text(question),
         "embedding": vector,
         "model": model,
         "service": service,
@@ -304,12 +319,13 @@ async def search(
         cur = await conn.execute(_TENANT_SIZE, params)
         size = await cur.fetchone()
     tenant_chunks = int(size[0]) if size else 0
-    term_df = {str(lexeme): int(df) for lexeme, df, _ in vocabulary}
+    term_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if asked}
+    spelling_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if not asked}
     fused = fuse(
         [_row_to_evidence(row) for row in rows],
         hints,
         question,
-        term_df=term_df,
+        term_df={**term_df, **spelling_df},
         tenant_chunks=tenant_chunks,
         model=rank_model,
     )
@@ -319,8 +335,15 @@ async def search(
         keyword_hits=sum(1 for e in fused if e.keyword_rank is not None),
         term_df=term_df,
         tenant_chunks=tenant_chunks,
-        term_words={str(lexeme): tuple(words) for lexeme, _, words in vocabulary},
+        term_words={str(lexeme): tuple(words) for lexeme, _, words, asked in vocabulary if asked},
+        spelling_df=spelling_df,
     )
+
+
+def searched_text(question: str) -> str:
+    """What the keyword half looks for: the question as ``keyword_text`` reads it, and the other
+    spelling of each of its phrasal verbs ("fail over" also as "failover")."""
+    return " ".join((keyword_text(question), *other_spellings(question)))
 
 
 def cap_per_document(evidence: Collection[Evidence], limit: int) -> list[Evidence]:

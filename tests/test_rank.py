@@ -21,7 +21,7 @@ from rag.rank_fit import (
     reciprocal_rank,
     tenant_held_out_mrr,
 )
-from rag.ranker import RankModel, fuse, sections_in_place
+from rag.ranker import RankModel, best_opening_first, fuse, sections_in_place
 
 
 def chunk(
@@ -267,6 +267,10 @@ def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
         (("Diagnosis", "Slow disk"), "diagnosis"),
         (("Mitigation", "Purge volume"), "mitigation"),
         (("Meaning", "Check for slow queries"), "diagnosis"),
+        (("Failover", "Unplanned failover"), "mitigation"),
+        (("Failover", "Planned switchover"), "mitigation"),
+        (("Rebuilding the old primary",), "mitigation"),
+        (("Rollback",), "mitigation"),
     ],
 )
 def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
@@ -274,6 +278,39 @@ def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_name
 ) -> None:
     section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
     assert section_intents(section) == {kind}
+
+
+@pytest.mark.parametrize(
+    "headings",
+    [
+        ("Known failure modes", "Database failover in progress"),
+        ("Symptoms",),
+        ("Escalation",),
+    ],
+)
+def test_a_heading_that_only_mentions_an_operation_is_no_procedure(
+    headings: tuple[str, ...],
+) -> None:
+    section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
+    assert "mitigation" not in section_intents(section)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("PodDisruptionBudgetAtLimit but the app looks healthy, why should i care?", "impact"),
+        ("if i delete a replicaset right now, do its pods get cleaned up?", "impact"),
+        ("what happens if we let the signer certificate expire?", "impact"),
+        ("telemeter keeps failing, what do we lose?", "impact"),
+        ("what p99 wal fsync latency counts as a healthy disk?", "meaning"),
+        ("at what point does the alert go critical?", "meaning"),
+        ("what threshold does KubeletTooManyPods use?", "meaning"),
+    ],
+)
+def test_impact_and_threshold_phrasings_ask_for_impact_and_meaning(
+    question: str, intent: str
+) -> None:
+    assert question_intents(question) == {intent}
 
 
 def test_content_length_is_the_chunks_words_against_the_longest_candidate() -> None:
@@ -303,3 +340,11 @@ def test_the_first_order_never_reads_a_section_only_feature() -> None:
         RankingCase(c.question_id, c.rows, c.gold, ("r",) * 8, "t", c.placeholder) for c in cases
     ]
     assert int(np.argmax(fit_sections(same_runbook, l2=1.0))) == column
+
+
+def test_the_runbook_whose_opening_section_scores_best_opens_the_list() -> None:
+    # Runbook "gw" holds places 0-1 by its item 0, but opens with item 1; "db" opens with item 2.
+    order = [1, 0, 2, 3]
+    documents = ["gw", "gw", "db", "db"]
+    assert best_opening_first(order, documents, [9.0, 7.5, 8.2, 8.0]) == [2, 1, 0, 3]
+    assert best_opening_first(order, documents, [9.0, 8.5, 8.2, 8.0]) == order
