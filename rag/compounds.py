@@ -60,14 +60,21 @@ _BY_JOINED = {verb + particle: (verb, particle) for verb, particle in PAIRS}
 
 
 @lru_cache(maxsize=4096)
-def other_spellings(text: str) -> tuple[str, ...]:
-    """The other spelling of each phrasal verb or compound in ``text``, in order, each once:
-    "fail over" gives "failover", "rollback" gives "roll back"."""
-    found: dict[str, None] = {}
+def spellings(text: str) -> tuple[tuple[str, str], ...]:
+    """Each phrasal verb or compound of ``text`` as written, with its other spelling, in order,
+    each once: "failing over" gives ("failing over", "failover"), "rollback" ("rollback",
+    "roll back")."""
+    found: dict[str, str] = {}
     for match in _SPLIT.finditer(text):
         pair = (match.group(1).lower(), match.group(2).lower())
         if pair in _PAIRS:
-            found.setdefault("".join(pair), None)
+            found.setdefault("".join(pair), match.group(0).lower())
     for match in _JOINED.finditer(text):
-        found.setdefault(" ".join(_BY_JOINED[match.group(1).lower()]), None)
-    return tuple(found)
+        found.setdefault(" ".join(_BY_JOINED[match.group(1).lower()]), match.group(0).lower())
+    return tuple((written, other) for other, written in found.items())
+
+
+def other_spellings(text: str) -> tuple[str, ...]:
+    """The other spelling of each phrasal verb or compound in ``text``, in order, each once:
+    "fail over" gives "failover", "rollback" gives "roll back"."""
+    return tuple(other for _, other in spellings(text))

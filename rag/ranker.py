@@ -78,8 +78,11 @@ def fuse(
     term_df: Mapping[str, int],
     tenant_chunks: int,
     model: RankModel | None = None,
+    opening: bool = True,
 ) -> tuple[Evidence, ...]:
-    """The candidates scored and sorted best first, with the reasons for their place."""
+    """The candidates scored and sorted best first, with the reasons for their place; without
+    ``opening``, in the first order alone (what the gate reads: which section a runbook shows
+    first, and which runbook opens, say what to show, not whether the runbooks answer)."""
     model = model or shipped_model()
     rows = candidate_features(found, hints, question, term_df=term_df, tenant_chunks=tenant_chunks)
     intents = question_intents(question)
@@ -107,18 +110,20 @@ def fuse(
         )
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    order = sections_in_place(
-        [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
-    )
-    if "mitigation" in intents and order[0] != 0 and not section_intents(scored[0]):
+    order = list(range(len(scored)))
+    if opening:
+        order = sections_in_place(
+            [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
+        )
+    if opening and "mitigation" in intents and order[0] != 0 and not section_intents(scored[0]):
         # A runbook opens the answer with the section the section weights chose for it. When a
         # question asks what to do and the runbook was placed first by a section that is no
         # procedure (nor diagnosis, nor impact) and that it will not show, the runbook whose
         # opening section is best by both orders opens instead: "how do I fail over the
         # payments database?" opened on the gateway runbook's PSP failover because its "Known
         # failure modes › Database failover in progress" ranked first.
-        opening = [e.score + section_scores[e.chunk_id] for e in scored]
-        order = best_opening_first(order, [e.document_id for e in scored], opening)
+        both = [e.score + section_scores[e.chunk_id] for e in scored]
+        order = best_opening_first(order, [e.document_id for e in scored], both)
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(

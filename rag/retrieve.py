@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from rag.compounds import other_spellings
+from rag.compounds import other_spellings, spellings
 from rag.embedding import Vectors
 from rag.evidence import Evidence
 from rag.rank import ScopeHints
@@ -218,6 +218,13 @@ LEFT JOIN spelled ON spelled.lexeme = q.lexeme
 WHERE s.df > 0 OR q.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(asked)s)))
 GROUP BY q.lexeme, s.df
 """
+# Each lexeme of an other spelling with the lexemes of the words the question wrote instead
+# ("failov" for "fail over" -> "fail"), so the gate credits a chunk holding either spelling.
+_SPELLED_AS = """
+SELECT o.lexeme, a.lexeme
+FROM unnest(%(written)s::text[], %(other)s::text[]) AS p(written, other),
+     unnest(to_tsvector('english', p.other)) AS o, unnest(to_tsvector('english', p.written)) AS a
+"""
 _WORD_RUN = re.compile(r"[^\W_]+")
 _TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)s"
 
@@ -228,8 +235,9 @@ class Candidates:
     vocabulary statistics for the question's lexemes (the gate reads those): each lexeme's
     document frequency and the question's words it came from. ``spelling_df`` holds the
     lexemes only the other spellings of the question's phrasal verbs give ("failov" for "fail
-    over") that the tenant uses: the ranker reads them beside ``term_df``, the gate does not
-    (nobody typed them, and the gate was fitted without them)."""
+    over") that the tenant uses: the ranker reads them beside ``term_df``; the gate counts a
+    chunk holding one as holding the lexeme the question wrote instead (``spelled_as``), so a
+    "failover" section covers "fail over" as the question's own words would."""
 
     evidence: tuple[Evidence, ...]
     vector_hits: int
@@ -238,6 +246,14 @@ class Candidates:
     tenant_chunks: int = 0
     term_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
     spelling_df: dict[str, int] = field(default_factory=dict)
+    spelled_as: dict[str, str] = field(default_factory=dict)
+    # The candidates in relevance order when ``evidence`` opens with another runbook
+    # (``rag.ranker.best_opening_first``); the gate reads this order.
+    relevance: tuple[Evidence, ...] = ()
+
+    @property
+    def ranked_for_gate(self) -> tuple[Evidence, ...]:
+        return self.relevance or self.evidence
 
     @property
     def ranking_df(self) -> dict[str, int]:
@@ -318,16 +334,29 @@ async def search(
         vocabulary = await cur.fetchall()
         cur = await conn.execute(_TENANT_SIZE, params)
         size = await cur.fetchone()
+        pairs = spellings(question)
+        spelled_as: dict[str, str] = {}
+        if pairs:
+            written = {"written": [w for w, _ in pairs], "other": [o for _, o in pairs]}
+            cur = await conn.execute(_SPELLED_AS, written)
+            for other, asked in await cur.fetchall():
+                spelled_as.setdefault(str(other), str(asked))
     tenant_chunks = int(size[0]) if size else 0
     term_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if asked}
     spelling_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if not asked}
+    found = [_row_to_evidence(row) for row in rows]
+    ranking_df = {**term_df, **spelling_df}
     fused = fuse(
-        [_row_to_evidence(row) for row in rows],
+        found, hints, question, term_df=ranking_df, tenant_chunks=tenant_chunks, model=rank_model
+    )
+    relevance = fuse(
+        found,
         hints,
         question,
-        term_df={**term_df, **spelling_df},
+        term_df=ranking_df,
         tenant_chunks=tenant_chunks,
         model=rank_model,
+        opening=False,
     )
     return Candidates(
         evidence=fused,
@@ -337,6 +366,8 @@ async def search(
         tenant_chunks=tenant_chunks,
         term_words={str(lexeme): tuple(words) for lexeme, _, words, asked in vocabulary if asked},
         spelling_df=spelling_df,
+        spelled_as={o: a for o, a in spelled_as.items() if o in spelling_df and a in term_df},
+        relevance=relevance if relevance != fused else (),
     )
 
 

@@ -348,3 +348,26 @@ def test_the_runbook_whose_opening_section_scores_best_opens_the_list() -> None:
     documents = ["gw", "gw", "db", "db"]
     assert best_opening_first(order, documents, [9.0, 7.5, 8.2, 8.0]) == [2, 1, 0, 3]
     assert best_opening_first(order, documents, [9.0, 8.5, 8.2, 8.0]) == order
+
+
+def test_a_title_holds_the_other_spelling_of_its_phrasal_verb() -> None:
+    found = [
+        chunk(1, "kubernetes/KubeStatefulSetUpdateNotRolledOut", "Diagnosis", vector=1, keyword=1)
+    ]
+    rows = candidate_features(
+        found, ScopeHints(), "update isnt rolling out", term_df={"rollout": 3}, tenant_chunks=100
+    )
+    assert rows[0][FEATURES.index("title_terms")] == 1.0
+
+
+def test_without_opening_the_list_is_the_first_order_alone() -> None:
+    found = [
+        chunk(1, "runbook", "Meaning", vector=1, keyword=1, matched=("disk",)),
+        chunk(2, "runbook", "Mitigation", vector=2, keyword=2),
+    ]
+    shown = fuse(found, ScopeHints(), "how do i fix the disk", term_df={}, tenant_chunks=10)
+    first = fuse(
+        found, ScopeHints(), "how do i fix the disk", term_df={}, tenant_chunks=10, opening=False
+    )
+    assert sorted(e.chunk_id for e in shown) == sorted(e.chunk_id for e in first)
+    assert [e.score for e in first] == sorted((e.score for e in first), reverse=True)
