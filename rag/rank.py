@@ -102,19 +102,28 @@ def question_intents(question: str) -> frozenset[str]:
     return frozenset(name for name, (asks, _) in _INTENTS.items() if asks.search(question))
 
 
-def section_intents(evidence: Evidence) -> frozenset[str]:
+def section_intents(evidence: Evidence, asked: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The section's kinds; for a question that asks what to do (``asked``), a section headed
+    by an operation ("Unplanned failover") is a procedure too."""
     # The title is the runbook's name, not a section: only headings below it say what it is.
-    return _heading_intents(evidence.heading_path[1:] or evidence.heading_path)
+    headings = evidence.heading_path[1:] or evidence.heading_path
+    kinds = _heading_intents(headings)
+    if not kinds and "mitigation" in asked and _PROCEDURE_HEAD.match(headings[-1]):
+        return frozenset({"mitigation"})
+    return kinds
 
 
 # A heading that names an action ("Disable this alert entirely", "Check for slow queries") is
 # a procedure of that kind even under a parent of another kind (Meaning › Disable ...).
 _ACTION_KINDS = ("mitigation", "diagnosis")
 
-# A heading that opens with an operation that changes the system ("Failover", "Rollback",
-# "Rebuilding the old primary", "Promote a replica") heads a procedure, at any depth: its
-# subsections ("Failover › Planned switchover") are its steps. Only the first word counts:
-# "Database failover in progress" describes a failure, it does not say what to do.
+# A section whose own heading opens with an operation that changes the system ("Failover",
+# "Unplanned failover", "Rollback", "Rebuilding the old primary", "Promote a replica") is a
+# procedure to a question that asks what to do; to one that asks how bad it is, or where to
+# look, it is no answer of any kind ("how bad before we call it a sev2?" must not open on
+# "Fail back"). Only its own heading (a breadcrumb also holds page titles such as "Restore
+# payments-db to a point in time" above every section of that page) and only the opening word
+# count: "Database failover in progress" describes a failure, it does not say what to do.
 _PROCEDURE_HEAD = re.compile(
     r"^(?:(?:un)?planned |manual(?:ly)? |emergency |forced? )?"
     r"(?:fail ?over|fail ?back|switch ?over|cut ?over|roll ?back|roll ?out|rollout|"
@@ -135,8 +144,6 @@ def _heading_intents(headings: tuple[str, ...]) -> frozenset[str]:
         kinds = frozenset(name for name, (_, heads) in _INTENTS.items() if heads.search(heading))
         if not kinds and depth == len(headings) - 1:
             kinds = frozenset(name for name in _ACTION_KINDS if _INTENTS[name][0].search(heading))
-        if not kinds and _PROCEDURE_HEAD.match(heading):
-            kinds = frozenset({"mitigation"})
         if kinds:
             return kinds
     return frozenset()

@@ -100,7 +100,7 @@ def candidate_features(
     }
     rows = []
     for item in found:
-        kinds = section_intents(item)
+        kinds = section_intents(item, asked)
         reasons = {reason.split(":", 1)[0] for reason in hints.reasons_for(item)}
         scores = per_document[item.document_id]
         own = fused[item.chunk_id]

@@ -95,7 +95,7 @@ def fuse(
             reasons.append(f"vector#{item.vector_rank}")
         if item.keyword_rank is not None:
             reasons.append(f"keyword#{item.keyword_rank}")
-        matched_intents = intents & section_intents(item)
+        matched_intents = intents & section_intents(item, intents)
         if matched_intents:
             reasons.append("intent:" + ",".join(sorted(matched_intents)))
         placeholder[item.chunk_id] = is_placeholder(item.content)
@@ -115,7 +115,13 @@ def fuse(
         order = sections_in_place(
             [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
         )
-    if opening and "mitigation" in intents and order[0] != 0 and not section_intents(scored[0]):
+    if (
+        opening
+        and "mitigation" in intents
+        and order
+        and order[0] != 0
+        and not section_intents(scored[0], intents)
+    ):
         # A runbook opens the answer with the section the section weights chose for it. When a
         # question asks what to do and the runbook was placed first by a section that is no
         # procedure (nor diagnosis, nor impact) and that it will not show, the runbook whose

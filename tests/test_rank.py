@@ -267,10 +267,6 @@ def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
         (("Diagnosis", "Slow disk"), "diagnosis"),
         (("Mitigation", "Purge volume"), "mitigation"),
         (("Meaning", "Check for slow queries"), "diagnosis"),
-        (("Failover", "Unplanned failover"), "mitigation"),
-        (("Failover", "Planned switchover"), "mitigation"),
-        (("Rebuilding the old primary",), "mitigation"),
-        (("Rollback",), "mitigation"),
     ],
 )
 def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
@@ -278,6 +274,23 @@ def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_name
 ) -> None:
     section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
     assert section_intents(section) == {kind}
+
+
+@pytest.mark.parametrize(
+    "headings",
+    [
+        ("Failover", "Unplanned failover"),
+        ("Failover", "Planned switchover"),
+        ("Rebuilding the old primary",),
+        ("Rollback",),
+    ],
+)
+def test_a_section_headed_by_an_operation_is_a_procedure_to_a_what_to_do_question(
+    headings: tuple[str, ...],
+) -> None:
+    section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
+    assert section_intents(section, frozenset({"mitigation"})) == {"mitigation"}
+    assert section_intents(section, frozenset({"impact"})) == frozenset()
 
 
 @pytest.mark.parametrize(
@@ -292,7 +305,7 @@ def test_a_heading_that_only_mentions_an_operation_is_no_procedure(
     headings: tuple[str, ...],
 ) -> None:
     section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
-    assert "mitigation" not in section_intents(section)
+    assert "mitigation" not in section_intents(section, frozenset({"mitigation"}))
 
 
 @pytest.mark.parametrize(
