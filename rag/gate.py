@@ -7,7 +7,8 @@ what it learned on the dev collections carries over to runbooks it never saw
 - ``best_cosine`` and ``cosine_margin`` — how close the best chunk is, and how far it stands
   out from the question's typical neighbours in this tenant (MiniLM gives unrelated runbook
   prose 0.2-0.45 with almost any incident question, so the margin says more than the level);
-- ``idf_coverage`` — the share of the question's BM25 weight that one top chunk holds;
+- ``idf_coverage`` — the share of the question's BM25 weight that one top chunk holds (a chunk
+  holding "failover" holds the question's "fail over", ``rag.compounds``);
 - ``unknown_share`` — the share of that weight in words this tenant never uses ("patroni"
   asked of a Kubernetes tenant) and that are not ordinary words to the embedding model
   (``rag.ordinary_words``: "went" or "hammering" unused by a tenant says nothing; an ordinary
@@ -18,6 +19,8 @@ what it learned on the dev collections carries over to runbooks it never saw
   spelling or by its ``runbook_url``;
 - ``agreement`` — the best runbook is in both retrievers' top five.
 
+The features read the candidates in the ranker's first order (``Candidates.ranked_for_gate``):
+which section a runbook shows first decides what to show, not whether to answer.
 Coefficients live in ``rag/gate_model.json`` with the embedding model they were fitted for;
 ``python -m rag.gate_fit`` refits them on the dev split. ``RUNBOOK_ANSWER_THRESHOLD`` moves the
 operating point. The service and the fit (``rag.gate_fit``) both build the features from a
@@ -120,7 +123,7 @@ class Gate:
 
 def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     """The gate's inputs for one retrieval."""
-    evidence = candidates.evidence
+    evidence = candidates.ranked_for_gate
     top = evidence[:_DEPTH]
     best_cosine = max((e.cosine for e in top), default=-1.0)
     neighbours = [e.cosine for e in evidence if e.vector_rank is not None]
@@ -138,7 +141,9 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     coverage = 0.0
     if total:
         for item in top[:_COVERAGE_DEPTH]:
-            held = sum(idf.get(lexeme, 0.0) for lexeme in set(item.matched_terms))
+            # A chunk holding "failover" holds the question's "fail over".
+            written = {candidates.spelled_as.get(lexeme, lexeme) for lexeme in item.matched_terms}
+            held = sum(idf.get(lexeme, 0.0) for lexeme in written)
             coverage = max(coverage, held / total)
     return {
         "best_cosine": best_cosine,

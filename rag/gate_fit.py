@@ -64,15 +64,20 @@ class Observation:
 
     def reranked(self, model: RankModel) -> Observation:
         candidates = self.candidates
-        evidence = fuse(
-            candidates.evidence,
-            self.retrieval.hints,
-            self.query,
-            term_df=candidates.term_df,
-            tenant_chunks=candidates.tenant_chunks,
-            model=model,
+        evidence, relevance = (
+            fuse(
+                candidates.evidence,
+                self.retrieval.hints,
+                self.query,
+                term_df=candidates.ranking_df,
+                tenant_chunks=candidates.tenant_chunks,
+                model=model,
+                opening=opening,
+            )
+            for opening in (True, False)
         )
-        retrieval = replace(self.retrieval, candidates=replace(candidates, evidence=evidence))
+        reranked = replace(candidates, evidence=evidence, relevance=relevance)
+        retrieval = replace(self.retrieval, candidates=reranked)
         return replace(self, retrieval=retrieval)
 
 

@@ -2,8 +2,9 @@
 
 - **names**: a question (or alert) naming a runbook's alert exactly (``KubePodCrashLooping``),
   or in words ("statefulset replicas mismatch"), and a service the channel points at;
-- **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean" Meaning,
-  "what breaks" Impact, "how do I check" Diagnosis — runbooks repeat the same words in every
+- **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean" or
+  "what threshold" Meaning, "what breaks", "why should I care" or "what happens if" Impact,
+  "how do I check" Diagnosis — runbooks repeat the same words in every
   section, so the heading is what tells them apart;
 - **placeholders**: a section that only says TODO, TBD, N/A or "see below" answers nothing,
   however close its heading is to the question (its embedding is mostly the breadcrumb).
@@ -63,7 +64,8 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "diagnosis": (
         re.compile(
-            r"\b(check|find|which|why|cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
+            r"\b(check|find|which|why(?! (?:should|would|do) (?:i|we|anyone|you) care)|"
+            r"cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
             r"troubleshoot\w*|identify|confirm|look at|see|verify|logs?|what(?:'s| is) wrong|"
             r"where (?:do|should|can) (?:i|we) (?:look|start)|where to (?:look|start)|"
             r"tell which)\b",
@@ -74,15 +76,20 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "impact": (
         re.compile(
             r"\b(impact\w*|affect\w*|break\w*|consequence\w*|risk\w*|serious|matter|harm\w*|"
-            r"dangerous|bad|safe to ignore|ignore|users? notice|customers?)\b",
+            r"dangerous|bad|safe to ignore|ignore|users? notice|customers?|care|worr(?:y|ied)|"
+            r"what happens (?:if|when|to)|what (?:do|would|will) (?:we|i|they) lose|"
+            r"stops? working|(?:get|gets|be|are) (?:cleaned|deleted|removed|collected)|"
+            r"cleaned up)\b",
             re.I,
         ),
         re.compile(r"impact|consequence|effect", re.I),
     ),
     "meaning": (
         re.compile(
-            r"\b(mean\w*|what is|what's|what does|explain|description|about)\b|fir(?:e|es|ing) "
-            r"(?:for|when|on)",
+            r"\b(mean\w*|what is|what's|what does|explain|description|about|threshold\w*|"
+            r"at what point|how close|counts? as|"
+            r"considered (?:healthy|normal|fine|ok|fast|slow))\b|"
+            r"fir(?:e|es|ing) (?:for|when|on)",
             re.I,
         ),
         re.compile(r"meaning|description|overview|summary|about", re.I),
@@ -95,14 +102,37 @@ def question_intents(question: str) -> frozenset[str]:
     return frozenset(name for name, (asks, _) in _INTENTS.items() if asks.search(question))
 
 
-def section_intents(evidence: Evidence) -> frozenset[str]:
+def section_intents(evidence: Evidence, asked: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The section's kinds; for a question that asks what to do (``asked``), a section headed
+    by an operation ("Unplanned failover") is a procedure too."""
     # The title is the runbook's name, not a section: only headings below it say what it is.
-    return _heading_intents(evidence.heading_path[1:] or evidence.heading_path)
+    headings = evidence.heading_path[1:] or evidence.heading_path
+    kinds = _heading_intents(headings)
+    if not kinds and "mitigation" in asked and _PROCEDURE_HEAD.match(headings[-1]):
+        return frozenset({"mitigation"})
+    return kinds
 
 
 # A heading that names an action ("Disable this alert entirely", "Check for slow queries") is
 # a procedure of that kind even under a parent of another kind (Meaning › Disable ...).
 _ACTION_KINDS = ("mitigation", "diagnosis")
+
+# A section whose own heading opens with an operation that changes the system ("Failover",
+# "Unplanned failover", "Rollback", "Rebuilding the old primary", "Promote a replica") is a
+# procedure to a question that asks what to do; to one that asks how bad it is, or where to
+# look, it is no answer of any kind ("how bad before we call it a sev2?" must not open on
+# "Fail back"). Only its own heading (a breadcrumb also holds page titles such as "Restore
+# payments-db to a point in time" above every section of that page) and only the opening word
+# count: "Database failover in progress" describes a failure, it does not say what to do.
+_PROCEDURE_HEAD = re.compile(
+    r"^(?:(?:un)?planned |manual(?:ly)? |emergency |forced? )?"
+    r"(?:fail ?over|fail ?back|switch ?over|cut ?over|roll ?back|roll ?out|rollout|"
+    r"restor|rebuild|reinit|re-?creat|redeploy|revert|promot|demot|rotat|renew|replac|reboot|"
+    r"drain|cordon|evacuat|migrat|upgrad|downgrad|scal(?:e|ing)|shed|purg|flush|reset|"
+    r"reindex|resync|failing over|rolling back|switching|moving|move|rout(?:e|ing)|"
+    r"disabl|enabl|pause|resum|throttl|kill|delet|remov|clean ?up|free)",
+    re.I,
+)
 
 
 @lru_cache(maxsize=65536)

@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
+from rag.compounds import other_spellings
 from rag.evidence import Evidence
 from rag.rank import RRF_K, ScopeHints, question_intents, section_intents
 
@@ -99,7 +100,7 @@ def candidate_features(
     }
     rows = []
     for item in found:
-        kinds = section_intents(item)
+        kinds = section_intents(item, asked)
         reasons = {reason.split(":", 1)[0] for reason in hints.reasons_for(item)}
         scores = per_document[item.document_id]
         own = fused[item.chunk_id]
@@ -157,8 +158,11 @@ def _log_words(content: str) -> float:
 
 @lru_cache(maxsize=65536)
 def _words(text: str) -> frozenset[str]:
-    """Lowercase words of a heading or title, CamelCase split (``KubeNodeNotReady``)."""
-    return frozenset(_WORD.findall(_CAMEL.sub(r"\1 \2", text).lower()))
+    """Lowercase words of a heading or title, CamelCase split (``KubeNodeNotReady``), with the
+    other spelling of each phrasal verb in it, as the question gets (``...NotRolledOut`` also
+    holds "rollout")."""
+    split = _CAMEL.sub(r"\1 \2", text).lower()
+    return frozenset(_WORD.findall(" ".join((split, *other_spellings(split)))))
 
 
 @lru_cache(maxsize=65536)

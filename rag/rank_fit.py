@@ -69,7 +69,7 @@ def ranking_case(
         evidence,
         hints,
         query,
-        term_df=candidates.term_df,
+        term_df=candidates.ranking_df,
         tenant_chunks=candidates.tenant_chunks,
     )
     targets = golden.targets()

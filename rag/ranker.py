@@ -12,8 +12,11 @@ fitted for; ``python -m rag.gate_fit --ranking`` refits them
   only): which section of the runbook answers. Features that are the same for every chunk of
   a runbook cancel out there, so it weighs only what tells sections apart.
 
-Placeholder sections (``rag.rank.is_placeholder``: TODO, N/A) go to the end of the list
-whatever they score. Deterministic: ties break on cosine, then chunk id.
+A question that asks what to do, whose first runbook was placed by a section of no kind
+(an aside such as "Known failure modes › …") that it will not open with, gets the runbook
+whose opening section scores best (``best_opening_first``). Placeholder sections
+(``rag.rank.is_placeholder``: TODO, N/A) go to the end of the list whatever they score.
+Deterministic: ties break on cosine, then chunk id.
 """
 
 from __future__ import annotations
@@ -75,8 +78,11 @@ def fuse(
     term_df: Mapping[str, int],
     tenant_chunks: int,
     model: RankModel | None = None,
+    opening: bool = True,
 ) -> tuple[Evidence, ...]:
-    """The candidates scored and sorted best first, with the reasons for their place."""
+    """The candidates scored and sorted best first, with the reasons for their place; without
+    ``opening``, in the first order alone (what the gate reads: which section a runbook shows
+    first, and which runbook opens, say what to show, not whether the runbooks answer)."""
     model = model or shipped_model()
     rows = candidate_features(found, hints, question, term_df=term_df, tenant_chunks=tenant_chunks)
     intents = question_intents(question)
@@ -89,7 +95,7 @@ def fuse(
             reasons.append(f"vector#{item.vector_rank}")
         if item.keyword_rank is not None:
             reasons.append(f"keyword#{item.keyword_rank}")
-        matched_intents = intents & section_intents(item)
+        matched_intents = intents & section_intents(item, intents)
         if matched_intents:
             reasons.append("intent:" + ",".join(sorted(matched_intents)))
         placeholder[item.chunk_id] = is_placeholder(item.content)
@@ -104,14 +110,43 @@ def fuse(
         )
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    order = sections_in_place(
-        [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
-    )
+    order = list(range(len(scored)))
+    if opening:
+        order = sections_in_place(
+            [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
+        )
+    if (
+        opening
+        and "mitigation" in intents
+        and order
+        and order[0] != 0
+        and not section_intents(scored[0], intents)
+    ):
+        # A runbook opens the answer with the section the section weights chose for it. When a
+        # question asks what to do and the runbook was placed first by a section that is no
+        # procedure (nor diagnosis, nor impact) and that it will not show, the runbook whose
+        # opening section is best by both orders opens instead: "how do I fail over the
+        # payments database?" opened on the gateway runbook's PSP failover because its "Known
+        # failure modes › Database failover in progress" ranked first.
+        both = [e.score + section_scores[e.chunk_id] for e in scored]
+        order = best_opening_first(order, [e.document_id for e in scored], both)
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
         replace(scored[moved], score=scored[place].score) for place, moved in enumerate(order)
     )
+
+
+def best_opening_first(
+    order: Sequence[int], documents: Sequence[str], scores: Sequence[float]
+) -> list[int]:
+    """``order`` with the opening section (a runbook's first item in ``order``) that scores
+    best moved to the front; ties keep the earlier one."""
+    openings: dict[str, int] = {}
+    for index in order:
+        openings.setdefault(documents[index], index)
+    best = max(openings.values(), key=lambda i: (scores[i], -order.index(i)))
+    return [best, *(i for i in order if i != best)]
 
 
 def placeholders_last(order: Sequence[int], placeholder: Sequence[bool]) -> list[int]:

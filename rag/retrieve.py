@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from rag.compounds import other_spellings, spellings
 from rag.embedding import Vectors
 from rag.evidence import Evidence
 from rag.rank import ScopeHints
@@ -201,17 +202,28 @@ HYBRID_QUERY = "".join(
 # The tenant's document frequency of each of the question's lexemes (0: never used), with the
 # question's own words that give each lexeme (``%(words)s``: its runs of letters and digits, each
 # parsed alone; ts_debug() would say the same for the whole question at several times the cost).
+# ``%(question)s`` also holds the other spellings of its phrasal verbs (``rag.compounds``): a
+# lexeme only they give comes back (flagged as not asked) when the tenant uses it.
 _VOCABULARY = """
 WITH spelled AS (
     SELECT w.word, t.lexeme
     FROM unnest(%(words)s::text[]) AS w(word), unnest(to_tsvector('english', w.word)) AS t
 )
 SELECT q.lexeme, coalesce(s.df, 0),
-       coalesce(array_agg(DISTINCT spelled.word) FILTER (WHERE spelled.word IS NOT NULL), '{}')
+       coalesce(array_agg(DISTINCT spelled.word) FILTER (WHERE spelled.word IS NOT NULL), '{}'),
+       q.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(asked)s))) AS asked
 FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(question)s))) AS q
 LEFT JOIN term_stats AS s ON s.tenant_id = %(tenant)s AND s.lexeme = q.lexeme
 LEFT JOIN spelled ON spelled.lexeme = q.lexeme
+WHERE s.df > 0 OR q.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(asked)s)))
 GROUP BY q.lexeme, s.df
+"""
+# Each lexeme of an other spelling with the lexemes of the words the question wrote instead
+# ("failov" for "fail over" -> "fail"), so the gate credits a chunk holding either spelling.
+_SPELLED_AS = """
+SELECT o.lexeme, a.lexeme
+FROM unnest(%(written)s::text[], %(other)s::text[]) AS p(written, other),
+     unnest(to_tsvector('english', p.other)) AS o, unnest(to_tsvector('english', p.written)) AS a
 """
 _WORD_RUN = re.compile(r"[^\W_]+")
 _TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)s"
@@ -221,7 +233,11 @@ _TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)
 class Candidates:
     """Fused candidates, best first, how many each retriever contributed, and the tenant's
     vocabulary statistics for the question's lexemes (the gate reads those): each lexeme's
-    document frequency and the question's words it came from."""
+    document frequency and the question's words it came from. ``spelling_df`` holds the
+    lexemes only the other spellings of the question's phrasal verbs give ("failov" for "fail
+    over") that the tenant uses: the ranker reads them beside ``term_df``; the gate counts a
+    chunk holding one as holding the lexeme the question wrote instead (``spelled_as``), so a
+    "failover" section covers "fail over" as the question's own words would."""
 
     evidence: tuple[Evidence, ...]
     vector_hits: int
@@ -229,6 +245,20 @@ class Candidates:
     term_df: dict[str, int] = field(default_factory=dict)
     tenant_chunks: int = 0
     term_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    spelling_df: dict[str, int] = field(default_factory=dict)
+    spelled_as: dict[str, str] = field(default_factory=dict)
+    # The candidates in relevance order when ``evidence`` opens with another runbook
+    # (``rag.ranker.best_opening_first``); the gate reads this order.
+    relevance: tuple[Evidence, ...] = ()
+
+    @property
+    def ranked_for_gate(self) -> tuple[Evidence, ...]:
+        return self.relevance or self.evidence
+
+    @property
+    def ranking_df(self) -> dict[str, int]:
+        """The document frequencies the ranker's features read."""
+        return {**self.term_df, **self.spelling_df}
 
     @property
     def best_cosine(self) -> float:
@@ -261,7 +291,8 @@ async def search(
     query = sql.SQL(HYBRID_QUERY).format(dim=sql.Literal(int(vector.shape[0])))
     params: dict[str, Any] = {
         "tenant": tenant,
-        "question": keyword_text(question),
+        "question": searched_text(question),
+        "asked": keyword_text(question),
         "embedding": vector,
         "model": model,
         "service": service,
@@ -299,22 +330,42 @@ async def search(
         # The three reads in one round trip (a pipeline): otherwise each is a wake-up of the
         # backend and of this loop, psycopg being the largest share of a busy replica's loop
         # samples (docs/benchmarks.md, "Where an answer's time goes").
+        pairs = spellings(question)
         async with conn.pipeline():
-            found = await conn.execute(query, params)
+            searched = await conn.execute(query, params)
             spelled = await conn.execute(_VOCABULARY, params)
             sized = await conn.execute(_TENANT_SIZE, params)
-        rows = await found.fetchall()
+            written = (
+                await conn.execute(
+                    _SPELLED_AS,
+                    {"written": [w for w, _ in pairs], "other": [o for _, o in pairs]},
+                )
+                if pairs
+                else None
+            )
+        rows = await searched.fetchall()
         vocabulary = await spelled.fetchall()
         size = await sized.fetchone()
+        spelled_as: dict[str, str] = {}
+        if written is not None:
+            for other, asked in await written.fetchall():
+                spelled_as.setdefault(str(other), str(asked))
     tenant_chunks = int(size[0]) if size else 0
-    term_df = {str(lexeme): int(df) for lexeme, df, _ in vocabulary}
+    term_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if asked}
+    spelling_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if not asked}
+    found = [_row_to_evidence(row) for row in rows]
+    ranking_df = {**term_df, **spelling_df}
     fused = fuse(
-        [_row_to_evidence(row) for row in rows],
+        found, hints, question, term_df=ranking_df, tenant_chunks=tenant_chunks, model=rank_model
+    )
+    relevance = fuse(
+        found,
         hints,
         question,
-        term_df=term_df,
+        term_df=ranking_df,
         tenant_chunks=tenant_chunks,
         model=rank_model,
+        opening=False,
     )
     return Candidates(
         evidence=fused,
@@ -322,8 +373,17 @@ async def search(
         keyword_hits=sum(1 for e in fused if e.keyword_rank is not None),
         term_df=term_df,
         tenant_chunks=tenant_chunks,
-        term_words={str(lexeme): tuple(words) for lexeme, _, words in vocabulary},
+        term_words={str(lexeme): tuple(words) for lexeme, _, words, asked in vocabulary if asked},
+        spelling_df=spelling_df,
+        spelled_as={o: a for o, a in spelled_as.items() if o in spelling_df and a in term_df},
+        relevance=relevance if relevance != fused else (),
     )
+
+
+def searched_text(question: str) -> str:
+    """What the keyword half looks for: the question as ``keyword_text`` reads it, and the other
+    spelling of each of its phrasal verbs ("fail over" also as "failover")."""
+    return " ".join((keyword_text(question), *other_spellings(question)))
 
 
 def cap_per_document(evidence: Collection[Evidence], limit: int) -> list[Evidence]:

@@ -316,3 +316,17 @@ async def test_a_reference_number_in_a_question_does_not_change_its_answer(
     assert plain.status == "answered"
     assert tagged.status == "answered", tagged.reason_code
     assert tagged.citations[0].evidence.document_id == plain.citations[0].evidence.document_id
+
+
+async def test_failing_over_the_payments_database_opens_the_patroni_failover_procedure(
+    service: RagService,
+) -> None:
+    """Issue 28: "fail over" (two words) met neither the Patroni runbook's "Failover" headings
+    nor its procedure, and the answer opened on the payment gateway's PSP failover."""
+    result = await service.ask("acme", "how do I fail over the payments database?")
+    assert result.status == "answered", result.reason_code
+    first = result.citations[0].evidence
+    assert first.document_id == "database/primary-failover"
+    assert "Failover" in first.heading_path
+    assert "patronictl" in first.content
+    assert "payctl" not in result.answer

@@ -21,7 +21,7 @@ from rag.rank_fit import (
     reciprocal_rank,
     tenant_held_out_mrr,
 )
-from rag.ranker import RankModel, fuse, sections_in_place
+from rag.ranker import RankModel, best_opening_first, fuse, sections_in_place
 
 
 def chunk(
@@ -276,6 +276,56 @@ def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_name
     assert section_intents(section) == {kind}
 
 
+@pytest.mark.parametrize(
+    "headings",
+    [
+        ("Failover", "Unplanned failover"),
+        ("Failover", "Planned switchover"),
+        ("Rebuilding the old primary",),
+        ("Rollback",),
+    ],
+)
+def test_a_section_headed_by_an_operation_is_a_procedure_to_a_what_to_do_question(
+    headings: tuple[str, ...],
+) -> None:
+    section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
+    assert section_intents(section, frozenset({"mitigation"})) == {"mitigation"}
+    assert section_intents(section, frozenset({"impact"})) == frozenset()
+
+
+@pytest.mark.parametrize(
+    "headings",
+    [
+        ("Known failure modes", "Database failover in progress"),
+        ("Symptoms",),
+        ("Escalation",),
+    ],
+)
+def test_a_heading_that_only_mentions_an_operation_is_no_procedure(
+    headings: tuple[str, ...],
+) -> None:
+    section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
+    assert "mitigation" not in section_intents(section, frozenset({"mitigation"}))
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("PodDisruptionBudgetAtLimit but the app looks healthy, why should i care?", "impact"),
+        ("if i delete a replicaset right now, do its pods get cleaned up?", "impact"),
+        ("what happens if we let the signer certificate expire?", "impact"),
+        ("telemeter keeps failing, what do we lose?", "impact"),
+        ("what p99 wal fsync latency counts as a healthy disk?", "meaning"),
+        ("at what point does the alert go critical?", "meaning"),
+        ("what threshold does KubeletTooManyPods use?", "meaning"),
+    ],
+)
+def test_impact_and_threshold_phrasings_ask_for_impact_and_meaning(
+    question: str, intent: str
+) -> None:
+    assert question_intents(question) == {intent}
+
+
 def test_content_length_is_the_chunks_words_against_the_longest_candidate() -> None:
     found = [
         chunk(1, "a", "Mitigation", vector=1, keyword=None, content="Restart it."),
@@ -303,3 +353,34 @@ def test_the_first_order_never_reads_a_section_only_feature() -> None:
         RankingCase(c.question_id, c.rows, c.gold, ("r",) * 8, "t", c.placeholder) for c in cases
     ]
     assert int(np.argmax(fit_sections(same_runbook, l2=1.0))) == column
+
+
+def test_the_runbook_whose_opening_section_scores_best_opens_the_list() -> None:
+    # Runbook "gw" holds places 0-1 by its item 0, but opens with item 1; "db" opens with item 2.
+    order = [1, 0, 2, 3]
+    documents = ["gw", "gw", "db", "db"]
+    assert best_opening_first(order, documents, [9.0, 7.5, 8.2, 8.0]) == [2, 1, 0, 3]
+    assert best_opening_first(order, documents, [9.0, 8.5, 8.2, 8.0]) == order
+
+
+def test_a_title_holds_the_other_spelling_of_its_phrasal_verb() -> None:
+    found = [
+        chunk(1, "kubernetes/KubeStatefulSetUpdateNotRolledOut", "Diagnosis", vector=1, keyword=1)
+    ]
+    rows = candidate_features(
+        found, ScopeHints(), "update isnt rolling out", term_df={"rollout": 3}, tenant_chunks=100
+    )
+    assert rows[0][FEATURES.index("title_terms")] == 1.0
+
+
+def test_without_opening_the_list_is_the_first_order_alone() -> None:
+    found = [
+        chunk(1, "runbook", "Meaning", vector=1, keyword=1, matched=("disk",)),
+        chunk(2, "runbook", "Mitigation", vector=2, keyword=2),
+    ]
+    shown = fuse(found, ScopeHints(), "how do i fix the disk", term_df={}, tenant_chunks=10)
+    first = fuse(
+        found, ScopeHints(), "how do i fix the disk", term_df={}, tenant_chunks=10, opening=False
+    )
+    assert sorted(e.chunk_id for e in shown) == sorted(e.chunk_id for e in first)
+    assert [e.score for e in first] == sorted((e.score for e in first), reverse=True)
