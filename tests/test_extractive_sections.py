@@ -45,6 +45,7 @@ ABORT = section("deploys/rollback", "Abort a rollout that is still in progress")
 UNDO = section("deploys/rollback", "Undo a rollout that already reached 100%")
 STOP_ARGO = section("deploys/rollback", "Stop Argo CD from re-applying the bad version")
 UNPLANNED = section("database/primary-failover", "Unplanned failover")
+GATEWAY_ROLLBACK = section("payments/gateway-5xx", "Rollback")
 
 
 def paragraph_starts(content: str) -> set[str]:
@@ -147,6 +148,20 @@ async def test_also_see_never_shows_a_sentence_cut_off_at_its_colon() -> None:
     assert also == [
         "Also see *redis-evictions › Buy headroom*: Open a ticket to resize properly. [2]"
     ]
+    assert verify_draft(draft, excerpts).problems == ()
+
+
+async def test_also_see_never_quotes_a_table_row_without_its_header() -> None:
+    # As retrieval ranked them for "how do I fail over the payments database?".
+    excerpts = (
+        excerpt(1, UNPLANNED, "database/primary-failover", "Unplanned failover"),
+        excerpt(2, GATEWAY_ROLLBACK, "payments/gateway-5xx", "Rollback"),
+    )
+    draft = await ExtractiveAnswerer().answer("how do I fail over the payments database?", excerpts)
+
+    assert "patronictl" in draft.text
+    also = [line for line in draft.text.split("\n") if line.startswith("Also see")]
+    assert all(not line.split("*: ", 1)[1].startswith("|") for line in also), also
     assert verify_draft(draft, excerpts).problems == ()
 
 

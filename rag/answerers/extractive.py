@@ -306,6 +306,7 @@ def _also_see(answer: _Answer, scored: list[_Scored], seen: set[tuple[str, str]]
         if (
             where in seen
             or not _quotable_text(passage)
+            or _table_row(passage.text)
             or passage.text in quoted
             or shown == MAX_ALSO_SEE
         ):
@@ -394,6 +395,12 @@ def _score(question: str, excerpts: Sequence[Excerpt]) -> list[_Scored]:
             prior = 1 + _RANK_PRIOR / excerpt.n + action
             scored.append(_Scored(excerpt, passage, overlap * prior))
     return scored
+
+
+def _table_row(text: str) -> bool:
+    # A row alone has lost its header ("| HPA ceiling | `kubectl … patch hpa …` |"): a
+    # fragment in a one-line pointer, which could send a responder to undo the wrong thing.
+    return text.lstrip().startswith("|")
 
 
 def _quotable_text(passage: Passage) -> bool:
