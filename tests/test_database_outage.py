@@ -28,6 +28,7 @@ from bot.server import working
 from rag import RagService, Settings, Store, add_workspace, ingest_limits, ingest_path
 from rag.answerers import ExtractiveAnswerer
 from rag.embedding import Vectors
+from rag.query_vectors import QueryVectors
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
 from tests.hash_embedder import HashEmbedder
@@ -158,6 +159,9 @@ async def test_questions_met_by_a_database_outage_get_their_real_answers_within_
                 [reference] = await slack.wait_for("chat.postMessage")
                 assert await health(app.internal_url) == 200
 
+                # Forget the reference question's vector, so the in-flight ask embeds (and is
+                # held) again instead of reaching the database at once.
+                service.query_vectors = QueryVectors(embedder)
                 embedder.gate.clear()
                 await mention(sender, "C_IN_FLIGHT")  # claimed; its search meets the outage
                 await asyncio.wait_for(embedder.holding.wait(), 15)
