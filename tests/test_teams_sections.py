@@ -17,27 +17,24 @@ __all__ = ["teams"]  # the fixture, re-used from the conversations suite
 
 
 def section_value(answer_id: str, document_id: str, section: int | str) -> dict[str, Any]:
-    """What Teams sends for the Show section button: its data plus the menu's input."""
+    """What Teams sends for a section button: its data."""
     data = {"answer_id": answer_id, "document_id": document_id, "section": section}
     action = {"type": "Action.Execute", "verb": "showSection", "data": data}
     return {"action": action, "trigger": "manual"}
 
 
-def menu_of(card: dict[str, Any]) -> dict[str, str]:
-    """Section heading → the menu value that shows it."""
-    [menu] = [e for e in card["body"] if e["type"] == "Input.ChoiceSet"]
-    return {choice["title"]: choice["value"] for choice in menu["choices"]}
-
-
-def show_action(card: dict[str, Any]) -> dict[str, Any]:
-    [action] = [
-        a
-        for e in card["body"]
-        if e["type"] == "ActionSet"
-        for a in e["actions"]
-        if a.get("verb") == "showSection"
-    ]
-    return action
+def section_buttons(card: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Section heading → the data of its button, wherever it sits (an ``Action.ShowCard``'s
+    card included)."""
+    found: dict[str, dict[str, Any]] = {}
+    for element in card.get("body", []):
+        for action in element.get("actions", []) if element["type"] == "ActionSet" else []:
+            if action.get("verb") == "showSection":
+                assert action["associatedInputs"] == "none", "the 👎 form never blocks it"
+                found[action["title"]] = action["data"]
+            if action["type"] == "Action.ShowCard":
+                found |= section_buttons(action["card"])
+    return found
 
 
 async def test_show_section_answers_the_invoke_with_the_card_showing_that_section(
@@ -45,22 +42,21 @@ async def test_show_section_answers_the_invoke_with_the_card_showing_that_sectio
 ) -> None:
     [message] = await teams.answer_to(teams.mention(ANSWERABLE))
     card = final_card(message)
-    data = show_action(card)["data"]
     where: dict[str, Any] = {
         "service_url": teams.connector.service_url,
         "aad_tenant": teams.aad_tenant,
         "conversation_id": message.conversation,
         "reply_to": message.id,
     }
-    heading, chosen = next(iter(menu_of(card).items()))
+    heading, data = next(iter(section_buttons(card).items()))
 
-    click = section_value(data["answer_id"], data["document_id"], chosen)
+    click = section_value(data["answer_id"], data["document_id"], data["section"])
     status, body, _ = await teams.send(invoke("adaptiveCard/action", click, **where))
     response = json.loads(body)
     assert status == 200 and response["statusCode"] == 200
     shown = response["value"]
     assert card_problems(shown) == [] and card_bytes(shown) <= CARD_BUDGET_BYTES
-    assert heading not in menu_of(shown), "the shown section is not offered again"
+    assert heading not in section_buttons(shown), "the shown section is not offered again"
     runbook_line = next(
         "".join(r["text"] for r in e["inlines"])
         for e in shown["body"]
@@ -72,7 +68,7 @@ async def test_show_section_answers_the_invoke_with_the_card_showing_that_sectio
 
 async def test_show_section_with_another_runbooks_id_is_refused(teams: Teams) -> None:
     [message] = await teams.answer_to(teams.mention(ANSWERABLE))
-    data = show_action(final_card(message))["data"]
+    data = next(iter(section_buttons(final_card(message)).values()))
     where: dict[str, Any] = {
         "service_url": teams.connector.service_url,
         "aad_tenant": teams.aad_tenant,

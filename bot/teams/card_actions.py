@@ -44,7 +44,7 @@ from bot.teams.cards.incident import (
     muted_notice,
     with_notice,
 )
-from bot.teams.cards.runbook import SECTION_INPUT, SECTION_VERB
+from bot.teams.cards.runbook import SECTION_DATA, SECTION_VERB
 from bot.teams.invokes import as_dict, card_response, respond, value_of
 from bot.teams.job_requests import RETRY, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
@@ -110,7 +110,7 @@ async def _section(bot: TeamsBot, tenant: str, answer_id: str, data: dict[str, A
     stored = await bot.answers.load(tenant, answer_id)
     choice = parse_choice(
         json.dumps(
-            {"a": answer_id, "d": data.get("document_id"), "s": data.get(SECTION_INPUT)},
+            {"a": answer_id, "d": data.get("document_id"), "s": data.get(SECTION_DATA)},
         )
     )
     if stored is None or choice is None:

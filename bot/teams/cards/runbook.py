@@ -3,7 +3,8 @@ whole, commands that change state labelled), a button per other section (a menu 
 and the other runbooks, one line each.
 
 A section button is an ``Action.Execute`` (verb ``showSection``) carrying the answer id, the
-runbook's document id and the section index; ``card_actions.py`` answers the invoke with the
+runbook's document id and the section index (past five sections the buttons sit behind an
+``Action.ShowCard``); ``card_actions.py`` answers the invoke with the
 card redrawn around that section (only the sections' text would not fit: a whole runbook in
 toggled containers breaks the 28 KB activity limit long before a long runbook ends).
 """
@@ -27,9 +28,10 @@ from bot.teams.cards.sources import nearest_documents
 from rag import AskResult, RunbookView
 
 SECTION_VERB = "showSection"
-SECTION_INPUT = "section"
+SECTION_DATA = "section"
 MAX_BUTTONS = 5
 TITLE_MAX = 100
+BUTTON_TITLE_MAX = 50
 OTHER_RUNBOOKS = 2
 
 
@@ -78,30 +80,31 @@ def other_runbooks(result: AskResult) -> list[Json]:
 
 
 def _navigation(view: RunbookView, index: int, answer_id: str) -> list[Json]:
+    """A button per other section; past five, behind an "Other sections" card. No inputs:
+    a section must show even while the 👎 reason form (a required input) is open."""
     targets = [i for i in view.offered() if i != index]
-    if not targets:
-        return []
-    data = {"answer_id": answer_id, "document_id": view.document_id}
-    if len(targets) <= MAX_BUTTONS:
-        buttons = [
-            execute(
-                SECTION_VERB, clip(one_line(view.sections[i].heading), 50), {**data, "section": i}
-            )
-            for i in targets
-        ]
-        return [{"type": "ActionSet", "actions": buttons}]
-    menu = {
-        "type": "Input.ChoiceSet",
-        "id": SECTION_INPUT,
-        "style": "compact",
-        "value": str(targets[0]),
-        "choices": [
-            {"title": clip(one_line(view.sections[i].heading), TITLE_MAX), "value": str(i)}
-            for i in targets
-        ],
+    buttons = [_button(view, i, answer_id) for i in targets]
+    if len(buttons) <= MAX_BUTTONS:
+        return [{"type": "ActionSet", "actions": buttons}] if buttons else []
+    rows = [
+        {"type": "ActionSet", "actions": buttons[at : at + MAX_BUTTONS]}
+        for at in range(0, len(buttons), MAX_BUTTONS)
+    ]
+    more = {
+        "type": "Action.ShowCard",
+        "title": f"Other sections ({len(buttons)})",
+        "card": {"type": "AdaptiveCard", "body": rows},
     }
-    show = execute(SECTION_VERB, "Show section", data)
-    return [menu, {"type": "ActionSet", "actions": [show]}]
+    return [{"type": "ActionSet", "actions": [more]}]
+
+
+def _button(view: RunbookView, index: int, answer_id: str) -> Json:
+    data = {"answer_id": answer_id, "document_id": view.document_id, "section": index}
+    title = clip(one_line(view.sections[index].heading), BUTTON_TITLE_MAX)
+    button = execute(SECTION_VERB, title, data)
+    button["associatedInputs"] = "none"
+    button["fallback"]["associatedInputs"] = "none"
+    return button
 
 
 def _quoted(parts: Sequence[Part], budget: int) -> list[Json]:
