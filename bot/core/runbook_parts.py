@@ -49,12 +49,7 @@ def section_parts(text: str) -> list[Part]:
         if code is None and opened is not None:
             parts += _paragraphs("\n".join(prose))
             prose, code, fence = [], [], opened.group(1)
-        elif (
-            code is not None
-            and opened is not None
-            and line.strip() == fence[0] * len(line.strip())
-            and len(line.strip()) >= len(fence)
-        ):
+        elif code is not None and _closes(fence, line):
             parts.append(_code(code, fence))
             code = None
         elif code is not None:
@@ -101,6 +96,12 @@ def cited_numbers(view: RunbookView, index: int, citations: Iterable[Citation]) 
             and section_heading(c.evidence.heading_path, title=view.title) == heading
         }
     )
+
+
+def _closes(fence: str, line: str) -> bool:
+    """CommonMark: the same character, at least as many, nothing else on the line."""
+    stripped = line.strip()
+    return len(stripped) >= len(fence) and stripped == fence[0] * len(stripped)
 
 
 def _paragraphs(text: str) -> list[Part]:
