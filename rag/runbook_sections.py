@@ -13,7 +13,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cachetools import LRUCache
+
 from rag.answers import AskResult
+from rag.evidence import Evidence
 from rag.store import Store
 
 OVERVIEW = "Overview"
@@ -71,6 +74,26 @@ WHERE c.tenant_id = %(tenant)s AND c.document_id = %(document)s
   AND NOT c.superseded AND NOT d.superseded
 ORDER BY c.ordinal
 """
+_SECTIONS_OF_VERSION = """
+SELECT c.chunk_id, c.heading_path, c.content, d.title, d.url
+FROM chunks c
+JOIN documents d
+  ON d.tenant_id = c.tenant_id AND d.document_id = c.document_id AND d.version = c.version
+WHERE c.tenant_id = %(tenant)s AND c.document_id = %(document)s AND c.version = %(version)s
+ORDER BY c.ordinal
+"""
+
+
+@dataclass(frozen=True)
+class _Runbook:
+    title: str
+    url: str | None
+    sections: tuple[RunbookSection, ...]
+
+    def view(self, document_id: str, cited_path: Sequence[str]) -> RunbookView:
+        key = section_heading(cited_path, title=self.title)
+        best = next((i for i, s in enumerate(self.sections) if s.heading == key), 0)
+        return RunbookView(document_id, self.title, self.url, self.sections, best)
 
 
 async def load_runbook(
@@ -78,26 +101,63 @@ async def load_runbook(
 ) -> RunbookView | None:
     """The tenant's current version of ``document_id`` (None when it has none); ``cited_path``
     is the heading path the answer cites, which picks the best section."""
+    found = await _load(store, tenant, document_id, None)
+    return found.view(document_id, cited_path) if found else None
+
+
+async def runbook_of(store: Store, result: AskResult) -> RunbookView | None:
+    """The runbook an answered result names (the document of its first citation), as it is
+    now: a stored answer redrawn later shows the runbook's current version."""
+    first = _first_cited(result)
+    if first is None:
+        return None
+    return await load_runbook(
+        store, result.tenant, first.document_id, cited_path=first.heading_path
+    )
+
+
+class RunbookCache:
+    """The runbooks fresh answers name, per version: a version's chunks never change, so a
+    runbook answered from again is not read again. Touch only from the event loop."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._cache: LRUCache[tuple[str, str, int], _Runbook] = LRUCache(maxsize=size)
+
+    async def runbook_of(self, store: Store, result: AskResult) -> RunbookView | None:
+        """As ``runbook_of``, for a result just answered: it cites the current version."""
+        first = _first_cited(result)
+        if first is None:
+            return None
+        key = (result.tenant, first.document_id, first.version)
+        found = self._cache.get(key)
+        if found is None:
+            found = await _load(store, result.tenant, first.document_id, first.version)
+            if found is None:
+                return None
+            self._cache[key] = found
+        return found.view(first.document_id, first.heading_path)
+
+
+def _first_cited(result: AskResult) -> Evidence | None:
+    if result.status != "answered" or not result.citations:
+        return None
+    return min(result.citations, key=lambda c: c.n).evidence
+
+
+async def _load(
+    store: Store, tenant: str, document_id: str, version: int | None
+) -> _Runbook | None:
+    params = {"tenant": tenant, "document": document_id, "version": version}
     async with store.tenant_reader(tenant) as conn:
-        cur = await conn.execute(_SECTIONS, {"tenant": tenant, "document": document_id})
+        if version is None:
+            cur = await conn.execute(_SECTIONS, params)
+        else:
+            cur = await conn.execute(_SECTIONS_OF_VERSION, params)
         rows = await cur.fetchall()
     if not rows:
         return None
     chunks = [SectionChunk(row[0], list(row[1]), row[2]) for row in rows]
-    sections = tuple(sections_of(chunks, title=rows[0][3]))
-    key = section_heading(cited_path, title=rows[0][3])
-    best = next((i for i, s in enumerate(sections) if s.heading == key), 0)
-    return RunbookView(document_id, rows[0][3], rows[0][4], sections, best)
-
-
-async def runbook_of(store: Store, result: AskResult) -> RunbookView | None:
-    """The runbook an answered result names: the document of its first citation."""
-    if result.status != "answered" or not result.citations:
-        return None
-    first = min(result.citations, key=lambda c: c.n).evidence
-    return await load_runbook(
-        store, result.tenant, first.document_id, cited_path=first.heading_path
-    )
+    return _Runbook(rows[0][3], rows[0][4], tuple(sections_of(chunks, title=rows[0][3])))
 
 
 def section_heading(heading_path: Sequence[str], *, title: str) -> str:

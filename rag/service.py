@@ -33,7 +33,7 @@ from rag.name_vocabulary import uses_name
 from rag.rank import ScopeHints
 from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
-from rag.runbook_sections import runbook_of
+from rag.runbook_sections import RunbookCache
 from rag.settings import Settings
 from rag.store import Store
 from rag.terms import without_references
@@ -76,6 +76,7 @@ class RagService:
         metrics: RagMetrics | None = None,
     ) -> None:
         self.store = store
+        self.runbooks = RunbookCache()
         self.embedder = embedder
         self.answerer = answerer
         self.settings = settings
@@ -125,7 +126,8 @@ class RagService:
                 )
             else:
                 result = await self._answer(tenant, service, question, retrieval)
-                result = replace(result, runbook=await _db(runbook_of(self.store, result)))
+                runbook = await _db(self.runbooks.runbook_of(self.store, result))
+                result = replace(result, runbook=runbook)
         except RunbookError as exc:
             result = self._error(tenant, service, retrieval, exc)
         result.timings_ms["total"] = _ms_since(started)
