@@ -44,6 +44,15 @@ from rag.ordinary_words import NO_ORDINARY_WORDS
 from rag.partitions import RebalanceReport, rebalance
 from rag.rank import RRF_K, ScopeHints
 from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
+from rag.runbook_sections import (
+    MAX_SECTIONS,
+    RunbookSection,
+    RunbookView,
+    gold_in_card,
+    load_runbook,
+    runbook_of,
+    section_heading,
+)
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
@@ -200,4 +209,11 @@ __all__ = [
     "list_tenants",
     "require_tenant",
     "format_ask_result",
+    "MAX_SECTIONS",
+    "RunbookSection",
+    "RunbookView",
+    "gold_in_card",
+    "load_runbook",
+    "runbook_of",
+    "section_heading",
 ]

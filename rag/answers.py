@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from rag.evidence import Evidence, Excerpt
 from rag.staleness import age_in_days
+
+if TYPE_CHECKING:
+    from rag.runbook_sections import RunbookView
 
 DraftStatus = Literal["answered", "not_in_sources"]
 AskStatus = Literal["answered", "abstained", "error"]
@@ -78,6 +81,8 @@ class AskResult:
     # The searched text's embedding: the gap report groups unanswered questions by meaning
     # with it long after their text is gone (bot/core/answer_facts.py keeps it).
     question_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
+    # The runbook the answer names, its sections read from the store (the card navigates them).
+    runbook: RunbookView | None = field(default=None, compare=False, repr=False)
 
 
 def ask_result_json(result: AskResult) -> dict[str, object]:

@@ -52,6 +52,7 @@ _SHOWN = (
     "abstain_recall",
     "first_citation_in_gold_document",
     "citation_in_gold_section",
+    "gold_section_in_card",
     "n_answerable",
     "n_abstain",
 )

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rag.answers import AskResult
 from rag.errors import ConfigurationError
 from rag.evidence import Evidence
+from rag.runbook_sections import gold_in_card
 from rag.service import RagService, Retrieval
 
 
@@ -129,11 +130,17 @@ def _score_answer(golden: GoldenQuestion, result: AskResult) -> dict[str, Any]:
     targets = golden.targets()
     documents = {t.document for t in targets}
     cited = [c.evidence for c in result.citations]
-    return {
+    entry: dict[str, Any] = {
         "answered": result.status == "answered",
         "first_citation_in_gold_document": bool(cited) and cited[0].document_id in documents,
         "citation_in_gold_section": any(t.matches(e) for e in cited for t in targets),
     }
+    view = result.runbook
+    if view is not None and view.document_id in documents:
+        # The card's runbook is right: is the gold section shown, or behind a section button?
+        wanted = [t.section for t in targets if t.document == view.document_id]
+        entry["gold_section_in_card"] = gold_in_card(view, wanted)
+    return entry
 
 
 def _summary(
@@ -170,6 +177,12 @@ def _summary(
         )
         summary["citation_in_gold_section"] = _ratio(
             sum(e["citation_in_gold_section"] for e in answered), len(answered)
+        )
+        # Of the answered questions whose card names the right runbook.
+        right = [e for e in answered if "gold_section_in_card" in e]
+        summary["n_right_runbook"] = len(right)
+        summary["gold_section_in_card"] = _ratio(
+            sum(e["gold_section_in_card"] for e in right), len(right)
         )
     return summary
 

@@ -34,6 +34,7 @@ from rag.query_vectors import QueryVectors
 from rag.rank import ScopeHints
 from rag.ranker import RankModel
 from rag.retrieve import Candidates, search
+from rag.runbook_sections import RunbookCache
 from rag.settings import Settings
 from rag.store import Store
 from rag.terms import without_references
@@ -76,6 +77,7 @@ class RagService:
         metrics: RagMetrics | None = None,
     ) -> None:
         self.store = store
+        self.runbooks = RunbookCache()
         self.embedder = embedder
         self.query_vectors = QueryVectors(embedder)
         self.answerer = answerer
@@ -126,6 +128,8 @@ class RagService:
                 )
             else:
                 result = await self._answer(tenant, service, question, retrieval)
+                runbook = await _db(self.runbooks.runbook_of(self.store, result))
+                result = replace(result, runbook=runbook)
         except RunbookError as exc:
             result = self._error(tenant, service, retrieval, exc)
         result.timings_ms["total"] = _ms_since(started)

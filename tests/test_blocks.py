@@ -519,9 +519,15 @@ def assert_valid(card: Card) -> None:
         if block["type"] == "actions":
             assert len(block["elements"]) <= 25
             for element in block["elements"]:
+                assert len(element["action_id"]) <= 255
+                if element["type"] == "static_select":
+                    assert 1 <= len(element["options"]) <= 100
+                    for option in element["options"]:
+                        assert utf16(option["text"]["text"]) <= 75
+                        assert len(option["value"]) <= 150
+                    continue
                 assert utf16(element["text"]["text"]) <= 75
                 assert len(element["value"]) <= 2000
-                assert len(element["action_id"]) <= 255
     assert all(obj.get("verbatim") is True for obj in objects_of_type(card.blocks, "mrkdwn"))
     assert text_total(card.blocks) <= 10_000
     assert len(json.dumps(card.blocks, ensure_ascii=False)) <= 40_000

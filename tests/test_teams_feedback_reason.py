@@ -103,11 +103,16 @@ def reason_value(answer_id: str, reason: str | None, comment: str = "") -> dict[
 
 
 def form_parts(card: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The form's inputs and its Send action, by input id / verb."""
+    """The form's inputs and its Send action, by input id / verb (not the runbook's section
+    buttons, which take no input)."""
     parts = {e["id"]: e for e in card["body"] if e["type"].startswith("Input.")}
     for element in card["body"]:
         if element["type"] == "ActionSet":
-            parts |= {a["verb"]: a for a in element["actions"] if a["type"] == "Action.Execute"}
+            parts |= {
+                a["verb"]: a
+                for a in element["actions"]
+                if a["type"] == "Action.Execute" and a["verb"] != "showSection"
+            }
     return parts
 
 

@@ -9,14 +9,14 @@ a redraw re-reads the chunks under the tenant reader.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, LiteralString
 
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from bot.core.result_codec import SourceChange, chunk_ids_of, result_from_json, result_to_json
-from rag import AskResult, Store, load_chunks
+from rag import AskResult, Store, load_chunks, runbook_of
 
 Entry = Literal["mention", "command", "shortcut", "alert", "follow_up", "dm"]
 
@@ -50,6 +50,8 @@ class StoredAnswer:
     message_ts: str | None
     expanded: frozenset[int]
     changes: tuple[SourceChange, ...] = ()
+    # The runbook section shown (an index into ``result.runbook.sections``); None: the cited one.
+    section: int | None = None
 
 
 _INSERT = """
@@ -64,7 +66,7 @@ VALUES (%(tenant)s, %(answer_id)s, %(entry)s, %(question)s, %(service)s, %(resul
 _SELECT = """
 SELECT answer_id, question, service, result, entry, team_id, enterprise_id, channel_id,
        thread_ts, ephemeral, message_ts, expanded, conversation_id,
-       service_url, activity_id
+       service_url, activity_id, shown_section
 FROM answers WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s
 """
 
@@ -141,16 +143,18 @@ class AnswerStore:
         )
         chunks = await load_chunks(self._store, tenant, chunk_ids_of(row["result"]))
         redrawn = result_from_json(row["result"], chunks)
+        result = replace(redrawn.result, runbook=await runbook_of(self._store, redrawn.result))
         return StoredAnswer(
             tenant=tenant,
             answer_id=str(row["answer_id"]),
             question=row["question"],
             service=row["service"],
-            result=redrawn.result,
+            result=result,
             placement=placement,
             message_ts=row["message_ts"],
             expanded=frozenset(row["expanded"]),
             changes=redrawn.changes,
+            section=row["shown_section"],
         )
 
     async def record_delivery(
@@ -173,6 +177,16 @@ class AnswerStore:
             )
             row = await cur.fetchone()
         return frozenset(row[0]) if row is not None else None
+
+    async def show_section(self, tenant: str, answer_id: str, section: int) -> bool:
+        """Remember the runbook section the card shows; False when the answer is gone."""
+        async with self._store.pool.connection() as conn:
+            cur = await conn.execute(
+                "UPDATE answers SET shown_section = %(section)s "
+                "WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s RETURNING 1",
+                {"section": section, **_key(tenant, answer_id)},
+            )
+            return await cur.fetchone() is not None
 
     async def claim_share(self, tenant: str, answer_id: str, user_id: str) -> bool:
         """True for the first Share click only, so a double click posts once."""

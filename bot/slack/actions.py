@@ -1,4 +1,5 @@
-"""The buttons on an answer card: Show/Hide quote, Share in channel, Retry, and feedback.
+"""The buttons on an answer card: Show/Hide quote, a runbook section, Share in channel, Retry,
+and feedback.
 
 Every button carries only an answer id; the card's state is loaded from the answers table under
 the tenant of the workspace the click came from, and the card is re-rendered from it.
@@ -16,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answers_store import StoredAnswer
+from bot.core.section_choice import allowed, parse_choice
 from bot.slack.answering import Bot
 from bot.slack.blocks import Card
 from bot.slack.delivery import UNREACHABLE_CHANNEL, DeliveryError, slack_error
@@ -30,12 +32,16 @@ SHOW_QUOTE = re.compile(r"^show_quote:(\d+)$")
 HIDE_QUOTE = re.compile(r"^hide_quote:(\d+)$")
 ALREADY_SHARED = Card(text="This answer has already been shared in the channel.", blocks=[])
 THANKS = Card(text="Thanks for the feedback.", blocks=[])
+SECTION_REFUSED = Card(text="That runbook section is not part of this answer.", blocks=[])
+SHOW_SECTION = re.compile(r"^show_section:\d+$")
 
 
 def register_actions(app: AsyncApp, bot: Bot) -> None:
     listener = ActionListener(bot)
     app.action(SHOW_QUOTE)(listener.show_quote)
     app.action(HIDE_QUOTE)(listener.hide_quote)
+    app.action(SHOW_SECTION)(listener.show_section)
+    app.action("pick_section")(listener.show_section)
     app.action("share_answer")(listener.share)
     app.action("retry_answer")(listener.retry)
     bot.job_handlers.register(RETRY, RetryJob(bot))
@@ -68,6 +74,34 @@ class ActionListener:
         context: AsyncBoltContext,
     ) -> None:
         await self._toggle_quote(ack, body, client, respond, context, show=False)
+
+    async def show_section(
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        respond: AsyncRespond,
+        context: AsyncBoltContext,
+    ) -> None:
+        """Redraw the card with the chosen section of its runbook, if the answer (loaded for
+        the clicking workspace's tenant) names that runbook."""
+        self.bot.tasks.adopt_current()
+        await ack()
+        tenant = await self._tenant(body, respond, context)
+        if tenant is None:
+            return
+        choice = parse_choice(_chosen(body))
+        stored = await self.bot.answers.load(tenant, choice.answer_id) if choice else None
+        if choice is None or stored is None:
+            await self.bot.delivery.respond(respond, GONE)
+            return
+        if not allowed(stored, choice):
+            logger.info("refused a section click for answer %s", stored.answer_id)
+            await self.bot.delivery.respond(respond, SECTION_REFUSED)
+            return
+        await self.bot.answers.show_section(tenant, stored.answer_id, choice.section)
+        card = self.bot.stored_card(stored, ephemeral=_is_ephemeral(body), section=choice.section)
+        await self._replace(body, client, respond, card)
 
     async def share(
         self,
@@ -214,6 +248,13 @@ def _is_ephemeral(body: dict[str, Any]) -> bool:
 
 def _value(body: dict[str, Any]) -> str:
     return str((body.get("actions") or [{}])[0].get("value") or "")
+
+
+def _chosen(body: dict[str, Any]) -> str:
+    """A button's value, or the value of the option picked in a menu."""
+    action = (body.get("actions") or [{}])[0]
+    picked = action.get("selected_option") or {}
+    return str(action.get("value") or picked.get("value") or "")
 
 
 def _user(body: dict[str, Any]) -> str:

@@ -56,7 +56,12 @@ class Bot(Conversation):
         )
 
     def stored_card(
-        self, stored: StoredAnswer, *, ephemeral: bool, expanded: frozenset[int] | None = None
+        self,
+        stored: StoredAnswer,
+        *,
+        ephemeral: bool,
+        expanded: frozenset[int] | None = None,
+        section: int | None = None,
     ) -> Card:
         """``render_stored`` with this deployment's staleness threshold."""
         return render_stored(
@@ -64,6 +69,7 @@ class Bot(Conversation):
             ephemeral=ephemeral,
             stale_after_days=self.settings.stale_after_days,
             expanded=expanded,
+            section=section,
         )
 
 
@@ -75,6 +81,7 @@ def render(
     ephemeral: bool,
     stale_after_days: int,
     expanded: frozenset[int] = frozenset(),
+    section: int | None = None,
 ) -> Card:
     # A mention's (or alert's, follow-up's, DM's) question sits right above its answer;
     # elsewhere the card restates it.
@@ -85,6 +92,7 @@ def render(
         ephemeral=ephemeral,
         question=shown,
         stale_after_days=stale_after_days,
+        section=section,
     )
     if entry == "alert":
         return mark_automatic(card, interaction_id(result))
@@ -99,8 +107,10 @@ def render_stored(
     ephemeral: bool,
     stale_after_days: int,
     expanded: frozenset[int] | None = None,
+    section: int | None = None,
 ) -> Card:
-    """A stored answer redrawn from the runbooks as they are now, noting what changed."""
+    """A stored answer redrawn from the runbooks as they are now, noting what changed; its
+    runbook section is ``section``, else the one last shown."""
     card = render(
         stored.result,
         entry=stored.placement.entry,
@@ -108,5 +118,6 @@ def render_stored(
         ephemeral=ephemeral,
         stale_after_days=stale_after_days,
         expanded=stored.expanded if expanded is None else expanded,
+        section=stored.section if section is None else section,
     )
     return with_source_changes(card, stored.changes)

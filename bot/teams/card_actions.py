@@ -1,6 +1,6 @@
 """Buttons on our cards: feedback (``Action.Execute`` verb ``feedback``), the 👎 reason form
-(verb ``feedbackReason``), Retry, and the incident channel's Mute this alert here (``muteAlert``)
-and Stop following this thread (``stopFollowing``).
+(verb ``feedbackReason``), a runbook section (``showSection``), Retry, and the incident
+channel's Mute this alert here (``muteAlert``) and Stop following this thread (``stopFollowing``).
 
 A vote is stored once per user and answer (a second click changes it) and answered with the
 same card for the clicker, the vote acknowledged in place of the buttons (synchronously: the
@@ -13,6 +13,7 @@ Clients without ``Action.Execute`` send the ``Action.Submit`` fallback as a mess
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from microsoft_agents.activity import Activity
@@ -22,6 +23,7 @@ from bot.core.alert_memory import AlertMemory
 from bot.core.answers_store import StoredAnswer
 from bot.core.feedback_reasons import REASONS, record_reason
 from bot.core.owner_queue import cited_quotes, queue_owner_notes
+from bot.core.section_choice import allowed, parse_choice
 from bot.core.threads import unfollow_thread
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import (
@@ -42,12 +44,14 @@ from bot.teams.cards.incident import (
     muted_notice,
     with_notice,
 )
+from bot.teams.cards.runbook import SECTION_DATA, SECTION_VERB
 from bot.teams.invokes import as_dict, card_response, respond, value_of
 from bot.teams.job_requests import RETRY, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import aad_tenant_of, dedupe_key
 
-CARD_VERBS = frozenset({"feedback", REASON_VERB, "retry", MUTE_VERB, UNFOLLOW_VERB})
+CARD_VERBS = frozenset({"feedback", REASON_VERB, "retry", MUTE_VERB, UNFOLLOW_VERB, SECTION_VERB})
+SECTION_REFUSED = "That runbook section is not part of this answer."
 VOTES = frozenset({"up", "down"})
 
 
@@ -82,6 +86,8 @@ async def _act(bot: TeamsBot, activity: Activity, verb: str, data: dict[str, Any
             return render_answer_gone()
         await _retry(bot, activity, stored)
         return render_searching()
+    if verb == SECTION_VERB:
+        return await _section(bot, tenant, answer_id, data)
     user = activity.from_property.aad_object_id or activity.from_property.id
     if verb in (MUTE_VERB, UNFOLLOW_VERB):
         return await _quiet(bot, tenant, answer_id, user, verb) if user else render_answer_gone()
@@ -93,7 +99,27 @@ async def _act(bot: TeamsBot, activity: Activity, verb: str, data: dict[str, Any
     if not await bot.answers.record_feedback(tenant, answer_id, user, str(vote)):
         return render_answer_gone()
     stored = await bot.answers.load(tenant, answer_id)
-    return render_result(stored.result, vote=str(vote)) if stored else render_answer_gone()
+    if stored is None:
+        return render_answer_gone()
+    return render_result(stored.result, vote=str(vote), section=stored.section)
+
+
+async def _section(bot: TeamsBot, tenant: str, answer_id: str, data: dict[str, Any]) -> Json:
+    """The card with the chosen section of its runbook, for the clicker; remembered, so later
+    redraws keep it. A runbook the answer (loaded for this tenant) does not name is refused."""
+    stored = await bot.answers.load(tenant, answer_id)
+    choice = parse_choice(
+        json.dumps(
+            {"a": answer_id, "d": data.get("document_id"), "s": data.get(SECTION_DATA)},
+        )
+    )
+    if stored is None or choice is None:
+        return render_answer_gone()
+    if not allowed(stored, choice):
+        shown = render_result(stored.result, section=stored.section)
+        return with_notice(shown, SECTION_REFUSED)
+    await bot.answers.show_section(tenant, stored.answer_id, choice.section)
+    return render_result(stored.result, section=choice.section)
 
 
 async def _reason(
@@ -105,7 +131,9 @@ async def _reason(
         return render_answer_gone()
     reason = data.get(REASON_INPUT)
     if not isinstance(reason, str) or reason not in REASONS:
-        return render_result(stored.result, vote="down", reason_error=PICK_A_REASON)
+        return render_result(
+            stored.result, vote="down", reason_error=PICK_A_REASON, section=stored.section
+        )
     typed = data.get(COMMENT_INPUT)
     comment = typed if isinstance(typed, str) and typed.strip() else None
     cited = cited_quotes(stored)
@@ -134,7 +162,7 @@ async def _reason(
         surface="teams",
         service_url=stored.placement.service_url,
     )
-    return render_result(stored.result, vote="down", reason=reason)
+    return render_result(stored.result, vote="down", reason=reason, section=stored.section)
 
 
 async def _quiet(bot: TeamsBot, tenant: str, answer_id: str, user: str, verb: str) -> Json:
@@ -143,7 +171,7 @@ async def _quiet(bot: TeamsBot, tenant: str, answer_id: str, user: str, verb: st
     stored = await bot.answers.load(tenant, answer_id)
     if stored is None:
         return render_answer_gone()
-    card = render_result(stored.result)
+    card = render_result(stored.result, section=stored.section)
     if verb == MUTE_VERB:
         memory = AlertMemory(bot.store, repeat_window_min=bot.settings.alert_repeat_window_min)
         return with_notice(card, muted_notice(await memory.mute(tenant, answer_id, user)))

@@ -53,11 +53,17 @@ def render_result(
     ephemeral: bool = False,
     question: str | None = None,
     stale_after_days: int = STALE_AFTER_DAYS,
+    section: int | None = None,
 ) -> Card:
-    """The card for any ``ask`` outcome; ``question`` is restated on top when given."""
+    """The card for any ``ask`` outcome; ``question`` is restated on top when given, and
+    ``section`` picks the runbook section an answer shows."""
     if result.status == "answered":
         card = render_answer(
-            result, expanded=expanded, ephemeral=ephemeral, stale_after_days=stale_after_days
+            result,
+            expanded=expanded,
+            ephemeral=ephemeral,
+            stale_after_days=stale_after_days,
+            section=section,
         )
     elif result.status == "abstained":
         card = render_no_evidence(result)

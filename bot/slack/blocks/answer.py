@@ -17,6 +17,7 @@ from slack_sdk.models.blocks import (
 
 from bot.core.citations import Source, group_citations, labelled_steps
 from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
+from bot.slack.blocks.runbook import other_runbooks, runbook_blocks
 from bot.slack.blocks.sources import (
     QUOTE_FLOOR,
     QUOTE_MAX,
@@ -37,6 +38,12 @@ ANSWER_MAX = 4000
 # Real answers cite a handful of excerpts (the core passes six), so only outliers hit this.
 MAX_SOURCES = 6
 FALLBACK_TEXT_MAX = 600
+# The runbook section quoted on the card: at most this much, at least the floor (a paragraph),
+# otherwise what the rest of the card leaves.
+RUNBOOK_SECTION_MAX = 2500
+RUNBOOK_SECTION_FLOOR = 300
+# The panel's own lines around the quoted section: heading, note, section buttons.
+_PANEL_OVERHEAD = 800
 
 PROVIDER_NOTES = {
     "claude": "AI-generated, check the sources",
@@ -50,14 +57,17 @@ def render_answer(
     expanded: frozenset[int] = frozenset(),
     ephemeral: bool = False,
     stale_after_days: int = STALE_AFTER_DAYS,
+    section: int | None = None,
 ) -> Card:
     """Each quote sits in a collapsible container, except those in ``expanded``: they show
-    inline, for clients without containers, and their button reads "Hide quote"."""
+    inline, for clients without containers, and their button reads "Hide quote". The runbook
+    panel shows section ``section`` of the answer's runbook (None: the one the answer cites)."""
     sources = group_citations(result.citations, answer=result.answer)
     shown = sources[:MAX_SOURCES]
     answer_id = interaction_id(result)
     hidden = len(sources) - len(shown)
-    head = _answer_sections(result.answer) + _source_sections(shown, hidden, stale_after_days)
+    answer = _answer_sections(result.answer)
+    listed = other_runbooks(result) + _source_sections(shown, hidden, stale_after_days)
     tail: list[Block] = []
     if shown and answer_id:
         toggles = [_toggle(source.n, source.n in expanded, answer_id) for source in shown]
@@ -68,6 +78,11 @@ def render_answer(
     if answer_id:
         tail.append(_feedback(answer_id))
     tail.append(footer(result))
+    rest = sum(text_units(block.to_dict()) for block in [*answer, *listed, *tail])
+    room = TEXT_BUDGET - rest - _PANEL_OVERHEAD - QUOTE_FLOOR * len(shown)
+    panel_budget = max(RUNBOOK_SECTION_FLOOR, min(RUNBOOK_SECTION_MAX, room))
+    panel = runbook_blocks(result, section=section, answer_id=answer_id, budget=panel_budget)
+    head = [*answer, *panel, *listed]
     budget = _quote_budget([*head, *tail], shown)
     quotes: list[Block] = [
         inline_quote(source, budget) if source.n in expanded else quote_container(source, budget)

@@ -68,11 +68,15 @@ def render_result(
     vote: str | None = None,
     reason: str | None = None,
     reason_error: str | None = None,
+    section: int | None = None,
 ) -> Json:
     """The card for any ``ask`` outcome; ``vote`` acknowledges the viewer's feedback, a 👎 with
-    the reason form (``reason_error`` above it when re-shown) until ``reason`` is given."""
+    the reason form (``reason_error`` above it when re-shown) until ``reason`` is given;
+    ``section`` is the runbook section an answer shows."""
     if result.status == "answered":
-        return render_answer(result, vote=vote, reason=reason, reason_error=reason_error)
+        return render_answer(
+            result, vote=vote, reason=reason, reason_error=reason_error, section=section
+        )
     if result.status == "abstained":
         return render_no_evidence(result, vote=vote, reason=reason, reason_error=reason_error)
     return render_error(result)

@@ -16,6 +16,7 @@ from bot.teams.cards.elements import (
     text_block,
 )
 from bot.teams.cards.feedback_form import reason_form, reason_thanks
+from bot.teams.cards.runbook import other_runbooks, runbook_part
 from bot.teams.cards.sources import (
     quote_container,
     quote_id,
@@ -26,8 +27,15 @@ from rag import AskResult
 
 # Per source a toggle and a quote; the core cites a handful, so only outliers hit this.
 MAX_SOURCES = 6
-# (answer characters, quote characters per source): tried in order until the card fits.
-_SIZES = ((4000, 700), (4000, 400), (2500, 250), (1500, 150), (800, 80))
+# (answer characters, quote characters per source, runbook section characters): tried in order
+# until the card fits.
+_SIZES = (
+    (4000, 700, 2500),
+    (4000, 400, 2000),
+    (2500, 250, 1500),
+    (1500, 150, 1000),
+    (800, 80, 500),
+)
 PROVIDER_NOTES = {
     "claude": "AI-generated, check the sources",
     "extractive": "Quoted verbatim from runbooks",
@@ -45,14 +53,19 @@ def render_answer(
     vote: str | None = None,
     reason: str | None = None,
     reason_error: str | None = None,
+    section: int | None = None,
 ) -> Json:
     """``vote``: the clicker's recorded vote, shown instead of the feedback buttons (a 👎 with
-    the reason form, or thanks for the ``reason`` given; ``reason_error`` when re-shown)."""
+    the reason form, or thanks for the ``reason`` given; ``reason_error`` when re-shown).
+    ``section``: the runbook section shown (None: the one the answer cites)."""
     sources = group_citations(result.citations, answer=result.answer)
     feedback = feedback_part(result.answer_id, vote, reason=reason, reason_error=reason_error)
     card: Json = {}
-    for answer_max, quote_max in _SIZES:
-        card = _card(result, sources, answer_max, quote_max, feedback)
+    for answer_max, quote_max, section_max in _SIZES:
+        panel = runbook_part(
+            result, section=section, answer_id=result.answer_id, budget=section_max
+        )
+        card = _card(result, sources, answer_max, quote_max, feedback, panel)
         if fits(card):
             break
     return card
@@ -92,9 +105,10 @@ def _card(
     answer_max: int,
     quote_max: int,
     feedback: tuple[list[Json], list[Json]],
+    panel: list[Json],
 ) -> Json:
     shown = sources[:MAX_SOURCES]
-    body = _answer_text(result.answer, answer_max)
+    body = _answer_text(result.answer, answer_max) + panel + other_runbooks(result)
     if shown:
         body.append(text_block("**Sources**", spacing="Medium"))
         body += [source_line(source.evidence, source.n) for source in shown]
