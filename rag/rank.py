@@ -108,7 +108,8 @@ def section_intents(evidence: Evidence, asked: frozenset[str] = frozenset()) -> 
     # The title is the runbook's name, not a section: only headings below it say what it is.
     headings = evidence.heading_path[1:] or evidence.heading_path
     kinds = _heading_intents(headings)
-    if not kinds and "mitigation" in asked and _PROCEDURE_HEAD.match(headings[-1]):
+    # A passage with no heading at all (an MT-RAG passage, a page of bare text) names no operation.
+    if not kinds and "mitigation" in asked and headings and _PROCEDURE_HEAD.match(headings[-1]):
         return frozenset({"mitigation"})
     return kinds
 

@@ -5,6 +5,8 @@ point."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -291,6 +293,12 @@ def test_a_section_headed_by_an_operation_is_a_procedure_to_a_what_to_do_questio
     section = chunk(1, "runbook", "", vector=1, keyword=1, headings=headings)
     assert section_intents(section, frozenset({"mitigation"})) == {"mitigation"}
     assert section_intents(section, frozenset({"impact"})) == frozenset()
+
+
+def test_a_passage_without_any_heading_is_no_procedure_and_no_error() -> None:
+    # MT-RAG passages and pages of bare text are stored with no heading path at all.
+    bare = replace(chunk(1, "passage", "", vector=1, keyword=1), heading_path=())
+    assert section_intents(bare, frozenset({"mitigation"})) == frozenset()
 
 
 @pytest.mark.parametrize(
