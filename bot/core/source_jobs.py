@@ -9,16 +9,14 @@ sync is recorded on the source, not retried by the queue: the next slot or push 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-
-import psycopg
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 
 from bot.core.jobs import Job, JobQueue, JobRequest, JobTenant
+from bot.core.periodic import rounds_running
 from bot.core.source_runs import SyncOutcome, run_sync
 from bot.core.token_cipher import TokenCipher
 from rag import Embedder, Settings, Store, get_source, list_sources
@@ -27,7 +25,6 @@ logger = logging.getLogger(__name__)
 
 SYNC_KIND = "source.sync"
 SCHEDULE_TICK_S = 30.0
-STOP_TIMEOUT_S = 5.0
 
 # Told of a sync's outcome (the owners' loop hears of a source that keeps failing).
 OnOutcome = Callable[[SyncOutcome], Awaitable[None]]
@@ -92,28 +89,13 @@ async def queue_due_syncs(store: Store, jobs: JobQueue, settings: Settings) -> i
     return queued
 
 
-@contextlib.asynccontextmanager
-async def source_schedule_running(
+def source_schedule_running(
     store: Store, jobs: JobQueue, settings: Settings
-) -> AsyncIterator[None]:
+) -> AbstractAsyncContextManager[None]:
     """Queue due syncs in the background for the duration of the block."""
-    stop = asyncio.Event()
-
-    async def schedule() -> None:
-        tick = min(SCHEDULE_TICK_S, settings.source_sync_interval_min * 60)
-        while not stop.is_set():
-            try:
-                if queued := await queue_due_syncs(store, jobs, settings):
-                    logger.info("queued %d scheduled source syncs", queued)
-            except (psycopg.Error, TimeoutError) as exc:
-                logger.warning("source schedule round failed (%s)", type(exc).__name__)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), tick)
-
-    task = asyncio.create_task(schedule(), name="source-schedule")
-    try:
-        yield
-    finally:
-        stop.set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(task, STOP_TIMEOUT_S)
+    return rounds_running(
+        "source-schedule",
+        lambda: queue_due_syncs(store, jobs, settings),
+        every_s=min(SCHEDULE_TICK_S, settings.source_sync_interval_min * 60),
+        queued="queued %d scheduled source syncs",
+    )

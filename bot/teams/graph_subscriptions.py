@@ -15,22 +15,20 @@ a few schedule rounds loses nothing.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from bot.core.channel_settings import channel_settings
 from bot.core.jobs import Job, JobQueue, JobRequest, JobTenant
+from bot.core.periodic import rounds_running
 from bot.core.token_cipher import TokenCipher
 from bot.teams.graph_client import (
     GraphClient,
@@ -47,7 +45,6 @@ SUBSCRIPTION_KIND = "teams.graph_subscription"
 LIFETIME = timedelta(minutes=55)
 RENEW_BEFORE = timedelta(minutes=20)
 SCHEDULE_TICK_S = 60.0
-STOP_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -268,28 +265,14 @@ async def queue_due_subscription_work(store: Store, jobs: JobQueue) -> int:
     return queued
 
 
-@contextlib.asynccontextmanager
-async def graph_schedule_running(store: Store, jobs: JobQueue) -> AsyncIterator[None]:
+def graph_schedule_running(store: Store, jobs: JobQueue) -> AbstractAsyncContextManager[None]:
     """Queue due subscription work in the background for the duration of the block."""
-    stop = asyncio.Event()
-
-    async def schedule() -> None:
-        while not stop.is_set():
-            try:
-                if queued := await queue_due_subscription_work(store, jobs):
-                    logger.info("queued %d Graph subscription jobs", queued)
-            except (psycopg.Error, TimeoutError) as exc:
-                logger.warning("Graph subscription round failed (%s)", type(exc).__name__)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), SCHEDULE_TICK_S)
-
-    task = asyncio.create_task(schedule(), name="graph-subscriptions")
-    try:
-        yield
-    finally:
-        stop.set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(task, STOP_TIMEOUT_S)
+    return rounds_running(
+        "graph-subscriptions",
+        lambda: queue_due_subscription_work(store, jobs),
+        every_s=SCHEDULE_TICK_S,
+        queued="queued %d Graph subscription jobs",
+    )
 
 
 def _step(row: SubscriptionRow) -> str:
