@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ContextBlock, HeaderBlock, SectionBlock
 
+from bot.core.nearby_runbooks import nearest_documents
 from bot.core.outcome_text import (
     ABSTENTION_REASONS,
     ERROR_MESSAGES,
@@ -13,7 +14,7 @@ from bot.core.outcome_text import (
     UNKNOWN_ERROR,
 )
 from bot.slack.blocks.card import Card, build_card, button, interaction_id
-from bot.slack.blocks.sources import nearest_documents, search_scope, source_line
+from bot.slack.blocks.sources import search_scope, source_line
 from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 from rag import AskResult, Evidence
 

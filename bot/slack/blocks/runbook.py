@@ -25,10 +25,11 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
+from bot.core.nearby_runbooks import other_runbooks as other_documents
 from bot.core.runbook_parts import Part, cited_numbers, shown_section
 from bot.core.section_choice import section_value
 from bot.slack.blocks.card import BUTTON_VALUE_MAX
-from bot.slack.blocks.sources import LABEL_MAX, nearest_documents
+from bot.slack.blocks.sources import LABEL_MAX
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, mrkdwn, one_line, units
 from rag import AskResult, RunbookView
 
@@ -38,7 +39,6 @@ MAX_BUTTONS = 5
 OPTION_TEXT_MAX = 75
 OPTION_VALUE_MAX = 150
 HEADING_MAX = 150
-OTHER_RUNBOOKS = 2
 SHOW_SECTION = "show_section"
 PICK_SECTION = "pick_section"
 
@@ -73,10 +73,7 @@ def runbook_blocks(
 
 def other_runbooks(result: AskResult) -> list[Block]:
     """The next documents after the answer's runbook, one line each."""
-    view = result.runbook
-    named = view.document_id if view else None
-    nearest = nearest_documents(result.evidence, OTHER_RUNBOOKS + 1)
-    others = [e for e in nearest if e.document_id != named][:OTHER_RUNBOOKS]
+    others = other_documents(result)
     if not others:
         return []
     lines = [

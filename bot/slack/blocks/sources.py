@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import date
 
 from slack_sdk.models.blocks import (
@@ -67,16 +66,6 @@ def updated_note(updated: str, *, stale_after_days: int, today: date | None = No
     if age > stale_after_days:
         return f":warning: updated {when} (may be stale)"
     return f"updated {when}"
-
-
-def nearest_documents(evidence: Iterable[Evidence], limit: int = 3) -> list[Evidence]:
-    """The best-ranked chunk of each of the first ``limit`` distinct documents."""
-    seen: dict[str, Evidence] = {}
-    for item in evidence:
-        seen.setdefault(item.document_id, item)
-        if len(seen) == limit:
-            break
-    return list(seen.values())
 
 
 def quote_title(source: Source) -> str:

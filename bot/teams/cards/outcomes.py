@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.core.nearby_runbooks import nearest_documents
 from bot.core.outcome_text import (
     ABSTENTION_REASONS,
     ERROR_MESSAGES,
@@ -19,7 +20,7 @@ from bot.teams.cards.elements import (
     run,
     text_block,
 )
-from bot.teams.cards.sources import nearest_documents, scope_footer, source_line
+from bot.teams.cards.sources import scope_footer, source_line
 from rag import AskResult, Evidence
 
 NEXT_STEPS = (

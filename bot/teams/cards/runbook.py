@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.core.nearby_runbooks import other_runbooks as other_documents
 from bot.core.runbook_parts import Part, cited_numbers, shown_section
 from bot.teams.cards.elements import (
     Json,
@@ -24,7 +25,6 @@ from bot.teams.cards.elements import (
     run,
     text_block,
 )
-from bot.teams.cards.sources import nearest_documents
 from rag import AskResult, RunbookView
 
 SECTION_VERB = "showSection"
@@ -32,7 +32,6 @@ SECTION_DATA = "section"
 MAX_BUTTONS = 5
 TITLE_MAX = 100
 BUTTON_TITLE_MAX = 50
-OTHER_RUNBOOKS = 2
 
 
 def runbook_part(
@@ -64,10 +63,7 @@ def runbook_part(
 
 
 def other_runbooks(result: AskResult) -> list[Json]:
-    view = result.runbook
-    named = view.document_id if view else None
-    nearest = nearest_documents(result.evidence, OTHER_RUNBOOKS + 1)
-    others = [e for e in nearest if e.document_id != named][:OTHER_RUNBOOKS]
+    others = other_documents(result)
     if not others:
         return []
     lines = [

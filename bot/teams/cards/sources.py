@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from bot.core.citations import Source, state_label
 from bot.teams.cards.elements import Json, clip, link_run, neutral, one_line, rich_text, run
 from rag import AskResult, Evidence
@@ -65,16 +63,6 @@ def quote_container(source: Source, budget: int) -> Json:
         "style": "emphasis",
         "items": [heading, *(quotes or [rich_text(run("(empty quote)"))])],
     }
-
-
-def nearest_documents(evidence: Iterable[Evidence], limit: int = 3) -> list[Evidence]:
-    """The best-ranked chunk of each of the first ``limit`` distinct documents."""
-    seen: dict[str, Evidence] = {}
-    for item in evidence:
-        seen.setdefault(item.document_id, item)
-        if len(seen) == limit:
-            break
-    return list(seen.values())
 
 
 def search_scope(result: AskResult) -> str:
