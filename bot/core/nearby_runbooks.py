@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rag.answers import AskResult
-from rag.evidence import Evidence
+from rag import AskResult, Evidence
 
 # "Other runbooks" under the runbook panel: one line each.
 OTHER_RUNBOOKS = 2
