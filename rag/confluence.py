@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import aiohttp
 
@@ -79,7 +79,7 @@ async def fetch_pages(
     *,
     concurrency: int = 4,
     retry: RetryPolicy | None = None,
-) -> AsyncIterator[ConfluencePage | ConfluenceNotFoundError]:
+) -> AsyncGenerator[ConfluencePage | ConfluenceNotFoundError, None]:
     """Each page in the order asked, read ``concurrency`` at a time; on Cloud what pages share
     (space id, ancestors' titles, authors' names) is read once instead of once per page.
 

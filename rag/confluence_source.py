@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,21 +48,32 @@ class ConfluenceReader:
             pages = await list_pages(session, self.space)
         return SourceListing(items={page.page_id: str(page.version) for page in pages})
 
-    async def read_items(self, listing: SourceListing, item_ids: Sequence[str]) -> SourceRead:
+    async def read_items(
+        self, listing: SourceListing, item_ids: Sequence[str], *, max_bytes: int | None = None
+    ) -> SourceRead:
         read = SourceRead()
         if not item_ids:
             return read
         asked = list(item_ids)
+        index, total = 0, 0
         async with aiohttp.ClientSession(timeout=REQUEST_TIMEOUT) as session:
-            index = 0
             # Pages come in the order asked, a page gone since the listing as its error.
-            async for page in fetch_pages(session, self.space, asked):
-                item, index = asked[index], index + 1
-                if isinstance(page, ConfluenceNotFoundError):
-                    # Its document stays; the next sync's listing retires it if it is gone.
-                    read.problems.append(ItemProblem(item, "gone since the listing", False))
-                    continue
-                self._add(read, page)
+            pages = fetch_pages(session, self.space, asked)
+            async with aclosing(pages):
+                async for page in pages:
+                    if isinstance(page, ConfluenceNotFoundError):
+                        # Its document stays; the next sync's listing retires it if it is gone.
+                        read.problems.append(
+                            ItemProblem(asked[index], "gone since the listing", False)
+                        )
+                        index += 1
+                        continue
+                    self._add(read, page)
+                    index += 1
+                    total += len(page.body.encode())
+                    if max_bytes is not None and total >= max_bytes:
+                        break  # the rest start the next read
+        read.unread.extend(asked[index:])
         return read
 
     def _add(self, read: SourceRead, page: ConfluencePage) -> None:

@@ -82,8 +82,10 @@ class GitReader:
     async def list_items(self) -> SourceListing:
         return await asyncio.to_thread(self._list)
 
-    async def read_items(self, listing: SourceListing, item_ids: Sequence[str]) -> SourceRead:
-        return await asyncio.to_thread(self._read, listing, list(item_ids))
+    async def read_items(
+        self, listing: SourceListing, item_ids: Sequence[str], *, max_bytes: int | None = None
+    ) -> SourceRead:
+        return await asyncio.to_thread(self._read, listing, list(item_ids), max_bytes)
 
     @property
     def _ref(self) -> str:
@@ -150,10 +152,17 @@ class GitReader:
             branch=self.settings.branch,
         )
 
-    def _read(self, listing: SourceListing, item_ids: list[str]) -> SourceRead:
-        read = SourceRead()
+    def _read(
+        self, listing: SourceListing, item_ids: list[str], max_bytes: int | None
+    ) -> SourceRead:
         if not item_ids:
-            return read
+            return SourceRead()
+        if max_bytes is not None:
+            fitting = self._fitting(listing, item_ids, max_bytes)
+            read = SourceRead(unread=item_ids[fitting:])
+            item_ids = item_ids[:fitting]
+        else:
+            read = SourceRead()
         prefix = f"{self.settings.path}/" if self.settings.path else ""
         contents = self._blobs([listing.items[item] for item in item_ids])
         dates = self._commit_dates(listing.version, [prefix + item for item in item_ids])
@@ -203,6 +212,30 @@ class GitReader:
         if b"\x00" in raw:
             return ItemProblem(item, "binary file (contains NUL bytes)", skipped=True)
         return None
+
+    def _fitting(self, listing: SourceListing, item_ids: list[str], max_bytes: int) -> int:
+        """How many of ``item_ids``, from the first, it takes to read ``max_bytes`` (or all).
+
+        Sizes come from ``cat-file --batch-check``, which fetches a partial clone's missing
+        blobs to disk on the way, so the ``--batch`` read after it holds only what fits.
+        """
+        blobs = [listing.items[item] for item in item_ids]
+        out = self._git(
+            ["cat-file", "--batch-check"],
+            stdin="".join(f"{blob}\n" for blob in blobs).encode(),
+            timeout_s=FETCH_TIMEOUT_S,
+        )
+        sizes: dict[str, int] = {}
+        for line in out.decode().splitlines():
+            header = line.split(" ")
+            if len(header) == 3:  # not "<id> missing", which the read reports
+                sizes[header[0]] = int(header[2])
+        total = 0
+        for count, blob in enumerate(blobs, start=1):
+            total += sizes.get(blob, 0)
+            if total >= max_bytes:
+                return count
+        return len(blobs)
 
     def _blobs(self, blobs: list[str]) -> dict[str, bytes]:
         """Blob id → bytes, through one ``cat-file --batch`` (a partial clone fetches the

@@ -15,7 +15,8 @@ from rag.store import Store
 logger = logging.getLogger(__name__)
 
 # The first key of the two-key advisory lock space: ingests of a tenant, nothing else. The
-# two-key space never overlaps the one-key locks that migrations and document writes take.
+# two-key space never overlaps the one-key locks that migrations take; document writes use
+# another first key (rag/ingest_write.py).
 _INGEST_LOCK_SPACE = 0x52554E42  # "RUNB"
 
 _TRY_LOCK_TENANT = "SELECT pg_try_advisory_xact_lock(%(space)s, hashtext(%(tenant)s))"

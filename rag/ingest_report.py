@@ -15,9 +15,11 @@ class IngestLimits:
     # pads less (GitLab runbooks: 7 % padded tokens at 128, 4 % at 256, 2.5 % at 512), but the
     # progress bar moves only when a group is written; the next group embeds meanwhile.
     embed_group_chunks: int = 256
-    # Items (files, pages) a source sync reads, parses, embeds and writes at a time: its memory
-    # holds one batch of page bodies and runbooks, not the whole space (see rag/source_sync.py).
+    # Items (files, pages) a source sync reads, parses, embeds and writes at a time, and the
+    # bytes (files, page bodies) that end a batch sooner: its memory holds a batch or two of
+    # page bodies and runbooks, not the whole space (see rag/source_sync.py).
     sync_batch_items: int = 50
+    sync_batch_bytes: int = 4_000_000
     # Tenants whose size crosses this (see rag/partitions.py) are named in the report; None: off.
     partition_min_chunks: int | None = None
     # A tenant partition gets its HNSW graph once its tenant has more chunks than this (smaller

@@ -38,9 +38,16 @@ FROM documents WHERE tenant_id = %(tenant)s AND document_id = %(document_id)s
 RETURNING version
 """
 
-_LOCK_DOCUMENT = """
-SELECT pg_advisory_xact_lock(hashtextextended(%(tenant)s || '/' || %(document_id)s, 0))
-"""
+# Writers of a tenant's documents take turns, so version numbers never collide and a document
+# never has two current versions. One lock per tenant, not per document: a source sync writes
+# thousands of documents in one transaction, and each advisory lock it held to the commit would
+# take a slot of the shared lock table (max_locks_per_transaction x max_connections, 6,400 by
+# default) until "out of shared memory". Taking it again in the same transaction takes no slot.
+# Every ingest and sync already holds the tenant's ingest lock (rag/ingest_guard.py), so this
+# one never waits there; it keeps any other writer of the tenant in line.
+_WRITE_LOCK_SPACE = 0x52554E57  # "RUNW"; two-key, apart from the ingest lock's "RUNB"
+
+_LOCK_TENANT_WRITES = "SELECT pg_advisory_xact_lock(%(space)s, hashtext(%(tenant)s))"
 
 # Lexemes without positions (BM25 here never reads them): every lexeme of the title, headings
 # and body in `tsv`, the title's and headings' again in `heading_tsv` for the heading bonus.
@@ -111,8 +118,7 @@ async def write_version_on(
         "embedding_model": embedder.model_id,
         "parse_revision": PARSE_REVISION,
     }
-    # Serialise writers of one document so version numbers never collide.
-    await conn.execute(_LOCK_DOCUMENT, params)
+    await conn.execute(_LOCK_TENANT_WRITES, {"space": _WRITE_LOCK_SPACE, "tenant": document.tenant})
     replaced = await conn.execute(_SUPERSEDE_DOCUMENT, params)
     await conn.execute(_SUPERSEDE_CHUNKS, params)
     cur = await conn.execute(_INSERT_DOCUMENT, params)

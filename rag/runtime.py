@@ -49,6 +49,7 @@ def ingest_limits(settings: Settings) -> IngestLimits:
         max_file_bytes=settings.max_file_bytes,
         chunk_max_chars=settings.chunk_max_chars,
         chunk_overlap_chars=settings.chunk_overlap_chars,
+        sync_batch_bytes=settings.sync_batch_bytes,
         partition_min_chunks=settings.partition_min_chunks,
         exact_search_max_chunks=settings.exact_search_max_chunks,
     )

@@ -211,6 +211,9 @@ class Settings(BaseSettings):
     # A sync job's deadline: a first sync of a large space embeds for minutes (500 Confluence
     # pages: 2.5 min on a quiet 2-core machine), far past an answer's RUNBOOK_JOB_DEADLINE_S.
     source_sync_deadline_s: float = Field(default=3600.0, gt=0)
+    # A sync reads, embeds and writes its items in batches of at most 50 items and this many
+    # bytes of files or page bodies (see docs/sources.md for the measurement behind it).
+    sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
 
     @field_validator("prepare_threshold", mode="before")

@@ -77,34 +77,58 @@ class SourceListing:
 
 @dataclass(frozen=True)
 class SourceRead:
+    """What a read returned; ``unread``: the last items asked for, left for the next read
+    because the ones before them reached the read's ``max_bytes``."""
+
     documents: list[SourceDocument] = field(default_factory=list)
     problems: list[ItemProblem] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
 
 
 class SourceReader(Protocol):
     """One configured source of one kind. Raises ``SourceSyncError`` when the source cannot be
-    read at all (unreachable, refused credentials, missing branch or space)."""
+    read at all (unreachable, refused credentials, missing branch or space).
+
+    ``read_items`` reads the items in the order asked and, given ``max_bytes``, stops once the
+    bytes read (files, page bodies) reach it, so a read holds at most ``max_bytes`` plus one
+    item (itself capped by ``RUNBOOK_MAX_FILE_BYTES``); the rest come back as
+    ``SourceRead.unread``.
+    """
 
     async def list_items(self) -> SourceListing: ...
 
-    async def read_items(self, listing: SourceListing, item_ids: Sequence[str]) -> SourceRead: ...
+    async def read_items(
+        self, listing: SourceListing, item_ids: Sequence[str], *, max_bytes: int | None = None
+    ) -> SourceRead: ...
 
 
 async def read_in_batches(
-    reader: SourceReader, listing: SourceListing, items: list[str], size: int
+    reader: SourceReader, listing: SourceListing, items: list[str], size: int, max_bytes: int
 ) -> AsyncGenerator[SourceRead, None]:
-    """``items`` read ``size`` at a time; the next batch is fetched while the caller embeds
-    this one (reading waits on the network or git, embedding on the CPU)."""
-    batches = [items[first : first + size] for first in range(0, len(items), size)]
-    if not batches:
+    """``items`` read at most ``size`` and ``max_bytes`` at a time (whatever a batch leaves
+    unread starts the next); the next batch is fetched while the caller embeds this one
+    (reading waits on the network or git, embedding on the CPU), so two batches are held."""
+    if not items:
         return
-    upcoming = asyncio.ensure_future(reader.read_items(listing, batches[0]))
+    start = 0
+
+    def read_next() -> asyncio.Future[SourceRead]:
+        batch = items[start : start + size]
+        return asyncio.ensure_future(reader.read_items(listing, batch, max_bytes=max_bytes))
+
+    upcoming = read_next()
     try:
-        for index in range(len(batches)):
+        while True:
+            asked = min(size, len(items) - start)
             read = await upcoming
-            if index + 1 < len(batches):
-                upcoming = asyncio.ensure_future(reader.read_items(listing, batches[index + 1]))
+            if len(read.unread) >= asked:  # a reader that breaks the contract: no endless loop
+                raise ValueError(f"a read of {asked} items read none of them")
+            start += asked - len(read.unread)
+            if start < len(items):
+                upcoming = read_next()
             yield read
+            if start >= len(items):
+                return
     finally:
         if not upcoming.done():
             upcoming.cancel()

@@ -2,12 +2,14 @@
 
 Under the tenant's ingest lock: the reader lists the source's items with their versions; only
 items whose version differs from the last sync's are read, parsed, embedded and written, a
-batch of ``IngestLimits.sync_batch_items`` at a time, so memory holds one batch (page bodies,
-runbooks, vectors) rather than the whole source. Every batch is written inside one transaction
-that also retires the documents of gone items (through the prune guard) and records the
-source's item state and outcome: a sync that fails anywhere before that commit changes
-nothing — no document retired, no tenant half-written — and questions meanwhile see the
-tenant as it was.
+batch of ``IngestLimits.sync_batch_items`` items or ``sync_batch_bytes`` bytes at a time, so
+memory holds a batch or two (page bodies, runbooks, vectors) rather than the whole source.
+Every batch is written inside one transaction that also retires the documents of gone items
+(through the prune guard) and records the source's item state and outcome: a sync that fails
+anywhere before that commit changes nothing — no document retired, no tenant half-written —
+and questions meanwhile see the tenant as it was. That transaction holds one advisory lock
+however many documents it writes (see rag/ingest_write.py), so a space of thousands of pages
+never runs out of the server's lock slots.
 """
 
 from __future__ import annotations
@@ -164,7 +166,9 @@ async def sync_source(
             report=report,
         )
         async with store.pool.connection() as conn, conn.transaction():
-            reads = read_in_batches(reader, listing, to_read, limits.sync_batch_items)
+            reads = read_in_batches(
+                reader, listing, to_read, limits.sync_batch_items, limits.sync_batch_bytes
+            )
             async with aclosing(reads):
                 async for read in reads:
                     pending = batch.pending(listing, read, embedder.model_id)

@@ -38,16 +38,21 @@ class BatchRecorder:
     def __init__(self, inner: GitReader, *, fail_at: int | None = None) -> None:
         self.inner = inner
         self.fail_at = fail_at
-        self.batches: list[int] = []
+        self.batches: list[int] = []  # items asked for, per read
+        self.read: list[int] = []  # items read, per read
 
     async def list_items(self) -> SourceListing:
         return await self.inner.list_items()
 
-    async def read_items(self, listing: SourceListing, item_ids: Sequence[str]) -> SourceRead:
+    async def read_items(
+        self, listing: SourceListing, item_ids: Sequence[str], *, max_bytes: int | None = None
+    ) -> SourceRead:
         self.batches.append(len(item_ids))
         if len(self.batches) == self.fail_at:
             raise SourceSyncError(self.inner.name, "connection reset in batch 3")
-        return await self.inner.read_items(listing, item_ids)
+        read = await self.inner.read_items(listing, item_ids, max_bytes=max_bytes)
+        self.read.append(len(item_ids) - len(read.unread))
+        return read
 
 
 def batches_of(settings: Settings, size: int) -> IngestLimits:
@@ -149,3 +154,32 @@ async def test_a_prune_the_listing_already_shows_is_refused_before_any_item_is_r
 
     assert recording.batches == []
     assert len(await current(store, unique_tenant)) == 9
+
+
+async def test_a_batch_ends_at_its_bytes_before_its_items_and_stores_what_one_batch_stores(
+    store: Store, settings: Settings, unique_tenant: str, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    for n in range(10):
+        head = f"# Runbook {n}\n\n## Fix\n"
+        repo.write(f"r{n}.md", head + "Drain the node. " * 200)  # 3,2xx bytes each
+    repo.commit("ten runbooks of 3 KB")
+    whole, by_bytes = f"{unique_tenant}-whole", f"{unique_tenant}-bytes"
+    rows = {t: await git_source(store, t, repo) for t in (whole, by_bytes)}
+    readers = {t: BatchRecorder(reader_of(rows[t], settings, tmp_path / t)) for t in rows}
+    limits = {
+        whole: batches_of(settings, 50),
+        by_bytes: dataclasses.replace(batches_of(settings, 50), sync_batch_bytes=10_000),
+    }
+
+    for tenant in rows:
+        report = await sync_source(
+            store, HashEmbedder(), rows[tenant], readers[tenant], limits[tenant]
+        )
+        assert report.added == 10
+
+    assert readers[whole].read == [10]
+    # A read stops at the item that reaches 10,000 bytes; what it left starts the next read.
+    assert readers[by_bytes].read == [4, 4, 2]
+    assert readers[by_bytes].batches == [10, 6, 2]
+    assert await current(store, by_bytes) == await current(store, whole)

@@ -5,18 +5,31 @@ gone from the space retired; other spaces, archived pages and drafts never impor
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 import pytest
 
-from bot.core.source_runs import SyncOutcome, run_sync
-from rag import RagService, Settings, SourceRow, Store, add_source
+from bot.core.source_runs import SyncOutcome, reader_for, run_sync
+from rag import (
+    RagService,
+    Settings,
+    SourceListing,
+    SourceRead,
+    SourceReader,
+    SourceRow,
+    Store,
+    add_source,
+    ingest_limits,
+    sync_source,
+)
 from tests.fakes.confluence import API_TOKEN, EMAIL, FAKE, PAT, ConfluenceFake, listed_pages
+from tests.hash_embedder import HashEmbedder
 from tests.test_sources_webhooks import SECRET, bot_serving
 
 PORT = 31254
@@ -199,3 +212,42 @@ async def test_a_signed_confluence_page_event_syncs_the_edited_page(
     assert wrong["status"] == 401
     assert signed["status"] == 202
     assert f"confluence/{page['id']}" in cited
+
+
+class PagesPerRead:
+    """A ``SourceReader`` that reads through a real one and keeps how many pages each read got."""
+
+    def __init__(self, inner: SourceReader) -> None:
+        self.inner = inner
+        self.read: list[int] = []
+
+    async def list_items(self) -> SourceListing:
+        return await self.inner.list_items()
+
+    async def read_items(
+        self, listing: SourceListing, item_ids: Sequence[str], *, max_bytes: int | None = None
+    ) -> SourceRead:
+        read = await self.inner.read_items(listing, item_ids, max_bytes=max_bytes)
+        self.read.append(len(item_ids) - len(read.unread))
+        return read
+
+
+async def test_page_bodies_past_the_batch_bytes_end_a_read_and_the_rest_follow(
+    store: Store, settings: Settings, unique_tenant: str, fake: ConfluenceFake
+) -> None:
+    """With room for one byte a batch ends at its first page with a body (the one that
+    reaches it), and the sync stores exactly what one batch of every page stores."""
+    whole, by_bytes = f"{unique_tenant}-whole", f"{unique_tenant}-bytes"
+    readers: dict[str, PagesPerRead] = {}
+    for tenant, budget in ((whole, 10_000_000), (by_bytes, 1)):
+        row = await confluence_source(store, tenant, fake, cloud=True)
+        readers[tenant] = PagesPerRead(reader_for(row, settings=settings, cipher=None))
+        limits = dataclasses.replace(ingest_limits(settings), sync_batch_bytes=budget)
+        await sync_source(store, HashEmbedder(), row, readers[tenant], limits)
+
+    pages = sum(readers[whole].read)
+    empty = [p for p in listed_pages() if p["space"] == "OPS" and p["probe_question"] is None]
+    assert readers[whole].read == [pages] and pages >= 10 and empty
+    assert sum(readers[by_bytes].read) == pages
+    assert len(readers[by_bytes].read) == pages - len(empty)  # an empty page adds no bytes
+    assert await current_ids(store, by_bytes) == await current_ids(store, whole)
