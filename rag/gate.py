@@ -134,7 +134,7 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
     idf = _idf(candidates)
     # An alert post's search text ends on its summary's last word, not on what is asked.
-    subject = None if asked.alert is not None else last_lexeme(asked.text, candidates)
+    subject = None if asked.alert is not None else _last_lexeme(asked.text, candidates)
     unknown = [
         lexeme
         for lexeme, df in candidates.term_df.items()
@@ -187,7 +187,7 @@ def _idf(candidates: Candidates) -> dict[str, float]:
     }
 
 
-def last_lexeme(text: str, candidates: Candidates) -> str | None:
+def _last_lexeme(text: str, candidates: Candidates) -> str | None:
     """The lexeme of the last word of ``text``, None when that word has none (a stopword): an
     English question that ends on a noun ends on the head of its object ("rotate the vault
     root token"); one that ends on "it", "them" or "on" names its subject earlier."""
