@@ -12,7 +12,9 @@ what it learned on the dev collections carries over to runbooks it never saw
 - ``unknown_share`` — the share of that weight in words this tenant never uses ("patroni"
   asked of a Kubernetes tenant) and that are not ordinary words to the embedding model
   (``rag.ordinary_words``: "went" or "hammering" unused by a tenant says nothing; an ordinary
-  word the tenant never uses counts nowhere, like a stopword);
+  word the tenant never uses counts nowhere, like a stopword), except the question's last word,
+  which counts whatever kind it is: a question that ends on a noun ends on what it asks about
+  ("how do I rotate the vault root token?"), and runbooks that never name it do not answer it;
 - ``unknown_name`` — an alert or identifier (``CamelCase``, ``snake_case``) the tenant never
   mentions;
 - ``resolved`` — the alert post resolved to one of the tenant's runbooks by its name in any
@@ -60,6 +62,8 @@ _COVERAGE_DEPTH = 3
 _NAME = re.compile(r"^[A-Za-z]+[a-z][A-Z][A-Za-z]*$")
 # A stemmer trims at most a few letters off a name's end ("...Looping" -> "...loop").
 _STEM_SLACK = 3
+# Runs of letters and digits, as the retrieval splits a question into words.
+_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -129,10 +133,12 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     neighbours = [e.cosine for e in evidence if e.vector_rank is not None]
     typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
     idf = _idf(candidates)
+    # An alert post's search text ends on its summary's last word, not on what is asked.
+    subject = None if asked.alert is not None else _last_lexeme(asked.text, candidates)
     unknown = [
         lexeme
         for lexeme, df in candidates.term_df.items()
-        if df == 0 and lexeme not in asked.ordinary_unknown
+        if df == 0 and (lexeme == subject or lexeme not in asked.ordinary_unknown)
     ]
     # A word the tenant never uses weighs what a typical known word of the question weighs:
     # as rare as can be would let one typo or plural ("502s") outweigh the rest.
@@ -179,6 +185,20 @@ def _idf(candidates: Candidates) -> dict[str, float]:
         for lexeme, df in candidates.term_df.items()
         if df > 0
     }
+
+
+def _last_lexeme(text: str, candidates: Candidates) -> str | None:
+    """The lexeme of the last word of ``text``, None when that word has none (a stopword): an
+    English question that ends on a noun ends on the head of its object ("rotate the vault
+    root token"); one that ends on "it", "them" or "on" names its subject earlier."""
+    words = _WORD.findall(text.lower())
+    if not words:
+        return None
+    last = words[-1]
+    return next(
+        (lexeme for lexeme, spelled in candidates.term_words.items() if last in spelled),
+        None,
+    )
 
 
 def _unknown_name(asked: GateQuery, candidates: Candidates) -> bool:

@@ -186,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag.gate_fit", description=__doc__)
     parser.add_argument("golden", type=Path, nargs="+", help="dev golden files (JSONL)")
     parser.add_argument("--output", type=Path, default=Path("rag/gate_model.json"))
-    parser.add_argument("--min-coverage", type=float, default=0.97)
+    # 97.5 % of round 8's 241 answerable dev rows lets six abstain, as 97 % of the 229 before it
+    # did; at 97 % a seventh may, and the threshold rises past answers the demo set expects.
+    parser.add_argument("--min-coverage", type=float, default=0.975)
     parser.add_argument("--ranking", action="store_true", help="refit the ranker first")
     parser.add_argument("--rank-output", type=Path, default=Path("rag/rank_model.json"))
     return asyncio.run(_main(parser.parse_args(argv)))

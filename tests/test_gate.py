@@ -1,5 +1,6 @@
 """The answerability gate: a fitted model read from data, one setting for the operating point,
-and alert posts whose alert the tenant never mentions abstain."""
+alert posts whose alert the tenant never mentions abstain, and so do questions about a thing the
+tenant never names."""
 
 from __future__ import annotations
 
@@ -93,3 +94,26 @@ async def test_a_product_the_runbooks_never_mention_still_counts_against_answeri
     assert "blew" in retrieval.asked.ordinary_unknown
     assert "mongodb" not in retrieval.asked.ordinary_unknown
     assert dict(retrieval.gate.features)["unknown_share"] > 0.0
+
+
+async def test_a_question_about_a_thing_the_runbooks_never_name_abstains(
+    service: RagService,
+) -> None:
+    # acme's gateway runbook rotates the HarborPay key that "lives in Vault": the verb and the
+    # store match, but no runbook of the tenant ever says "token". An ordinary word unused by
+    # the tenant counts nowhere, except as the word the question ends on: what it asks about.
+    retrieval = await service.retrieve("acme", "how do I rotate the vault root token?")
+    assert retrieval.candidates.term_df["token"] == 0
+    assert "token" in retrieval.asked.ordinary_unknown
+    assert dict(retrieval.gate.features)["unknown_share"] > 0.0
+    assert retrieval.gate.reason == "low_confidence"
+
+
+async def test_an_unused_ordinary_word_before_the_questions_subject_is_still_no_evidence(
+    service: RagService,
+) -> None:
+    # "blew" and "morning" are unused or rare, ordinary words; the question ends on "full".
+    retrieval = await service.retrieve("acme", "redis blew up this morning, memory is full")
+    assert "blew" in retrieval.asked.ordinary_unknown
+    assert dict(retrieval.gate.features)["unknown_share"] == 0.0
+    assert retrieval.gate.reason is None
