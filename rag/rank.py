@@ -114,6 +114,14 @@ def section_intents(evidence: Evidence, asked: frozenset[str] = frozenset()) -> 
     return kinds
 
 
+def under_section_word(evidence: Evidence, kind: str) -> bool:
+    """Whether the top-level section holding the chunk names ``kind`` by its section word
+    ("Mitigation", "Remediation", "Procedure"): the runbook is written in the usual sections,
+    not as free prose headed by what each part does ("Recover cluster from minority failure")."""
+    path = evidence.heading_path
+    return len(path) > 1 and _INTENTS[kind][1].search(path[1]) is not None
+
+
 # A heading that names an action ("Disable this alert entirely", "Check for slow queries") is
 # a procedure of that kind even under a parent of another kind (Meaning › Disable ...).
 _ACTION_KINDS = ("mitigation", "diagnosis")

@@ -11,6 +11,10 @@ Pure Python over at most two retrievers' candidates (80 rows); no I/O. The featu
   title or id, and in the chunk;
 - ``intent_match`` and the section's kind (``kind_*``, and ``plain_*`` when the question states
   no intent): runbooks repeat the same words in every section, the heading says which it is;
+- ``match_*`` (the question asks for this kind and the section is of it) and ``other_*`` (the
+  question asks for another kind): the section weights read these in place of ``intent_match``
+  and ``kind_*``, so each asked kind gets its own pull and a procedure's pull as a default
+  does not outweigh the Impact section an impact question asks for;
 - ``exact_name``, ``loose_name``, ``service`` — scope hints (``rag.rank.ScopeHints``);
 - ``document_support`` (the best other chunk of the same runbook), ``document_cosine_gap``
   (the runbook's best cosine below the list's best) and ``document_rank``: the best runbook's
@@ -48,6 +52,8 @@ FEATURES = (
     "intent_match",
     *(f"kind_{kind}" for kind in _KINDS),
     *(f"plain_{kind}" for kind in _KINDS),
+    *(f"match_{kind}" for kind in _KINDS),
+    *(f"other_{kind}" for kind in _KINDS),
     "exact_name",
     "loose_name",
     "service",
@@ -120,6 +126,8 @@ def candidate_features(
                 float(bool(asked & kinds)),
                 *(float(kind in kinds) for kind in _KINDS),
                 *(float(kind in kinds and not asked) for kind in _KINDS),
+                *(float(kind in kinds and kind in asked) for kind in _KINDS),
+                *(float(kind in kinds and bool(asked) and kind not in asked) for kind in _KINDS),
                 float("named" in reasons),
                 float("named-in-words" in reasons),
                 float("service" in reasons),

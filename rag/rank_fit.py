@@ -33,13 +33,27 @@ from rag.retrieve import Candidates
 
 # Stronger than the gate's penalty: 20 weights from a few thousand correlated pairs.
 RANK_L2 = 30.0
+# The section weights learn from a few hundred pairs (a gold section against its own runbook's
+# other sections); at 30 the pull of an asked kind seen in a dozen questions (Impact) shrank
+# below a procedure's default pull. On dev, cross-validated by question / held out by tenant:
+# MRR@5 0.846 / 0.834 at 3, against 0.833 / 0.823 at 10 and 0.828 / 0.816 at 30.
+SECTION_L2 = 3.0
 FOLDS = 5
 # Features that say which section of a runbook answers, not which runbook: only the section
 # weights read them. A long section is the substantive one of its runbook, but a long passage
 # is no likelier the right document (held out, MT-RAG's recall@5 fell 0.79 -> 0.77 when the
-# first order read it too, and no runbook tenant gained).
-SECTION_ONLY = ("content_length",)
+# first order read it too, and no runbook tenant gained). The kinds asked for (``match_*``,
+# ``other_*``) read by the first order too cost MT-RAG held out by tenant (MRR@5 0.687 -> 0.673).
+SECTION_ONLY = (
+    "content_length",
+    *(name for name in FEATURES if name.startswith(("match_", "other_"))),
+)
+# ...and the first order's coarser reading of the same: whether the section is of a kind the
+# question asks for, and its kind whatever was asked. The section weights read the kinds per
+# asked kind instead (``intent_match`` and ``kind_*`` are sums of those columns).
+FIRST_ONLY = ("intent_match", *(name for name in FEATURES if name.startswith("kind_")))
 _SECTION_ONLY = np.array([name in SECTION_ONLY for name in FEATURES])
+_FIRST_ONLY = np.array([name in FIRST_ONLY for name in FEATURES])
 # Gold rows per question that enter the pairs (a section split in several chunks would
 # otherwise outweigh a question with one).
 _GOLD_PER_QUESTION = 2
@@ -102,14 +116,15 @@ def fit_ranking(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray
     return _pairwise_fit(pairs, l2)
 
 
-def fit_sections(cases: Sequence[RankingCase], l2: float = RANK_L2) -> np.ndarray:
-    """Pairwise logistic section weights: each gold row against its own runbook's other rows."""
+def fit_sections(cases: Sequence[RankingCase], l2: float = SECTION_L2) -> np.ndarray:
+    """Pairwise logistic section weights: each gold row against its own runbook's other rows
+    (0 for the first-order-only features)."""
     pairs = []
     for case in cases:
         documents = np.array(case.documents, dtype=object)
         for index in np.flatnonzero(case.gold & ~case.placeholder)[:_GOLD_PER_QUESTION]:
             siblings = (documents == documents[index]) & ~case.gold & ~case.placeholder
-            pairs.append(case.rows[index] - case.rows[siblings])
+            pairs.append(np.where(_FIRST_ONLY, 0.0, case.rows[index] - case.rows[siblings]))
     return _pairwise_fit(pairs, l2)
 
 
@@ -142,28 +157,39 @@ def reciprocal_rank(
 
 
 def cross_validated_mrr(
-    cases: Sequence[RankingCase], l2: float = RANK_L2, *, sections: bool = True
+    cases: Sequence[RankingCase],
+    l2: float = RANK_L2,
+    *,
+    section_l2: float = SECTION_L2,
+    sections: bool = True,
 ) -> float:
     """MRR@5 under five-fold cross-validation grouped by question."""
     folds = [int(hashlib.sha256(c.question_id.encode()).hexdigest(), 16) % FOLDS for c in cases]
-    return _held_out_mrr(cases, folds, l2, sections)
+    return _held_out_mrr(cases, folds, (l2, section_l2), sections)
 
 
 def tenant_held_out_mrr(
-    cases: Sequence[RankingCase], l2: float = RANK_L2, *, sections: bool = True
+    cases: Sequence[RankingCase],
+    l2: float = RANK_L2,
+    *,
+    section_l2: float = SECTION_L2,
+    sections: bool = True,
 ) -> float:
     """MRR@5 with each tenant's questions ranked by weights fitted on the other tenants only."""
-    return _held_out_mrr(cases, [c.tenant for c in cases], l2, sections)
+    return _held_out_mrr(cases, [c.tenant for c in cases], (l2, section_l2), sections)
 
 
 def _held_out_mrr(
-    cases: Sequence[RankingCase], folds: Sequence[object], l2: float, sections: bool
+    cases: Sequence[RankingCase],
+    folds: Sequence[object],
+    penalties: tuple[float, float],
+    sections: bool,
 ) -> float:
     total = 0.0
     for held_out in set(folds):
         fitting = [c for c, f in zip(cases, folds, strict=True) if f != held_out]
-        weights = fit_ranking(fitting, l2)
-        section_weights = fit_sections(fitting, l2) if sections else None
+        weights = fit_ranking(fitting, penalties[0])
+        section_weights = fit_sections(fitting, penalties[1]) if sections else None
         total += sum(
             reciprocal_rank(c, weights, section_weights)
             for c, f in zip(cases, folds, strict=True)
@@ -185,6 +211,7 @@ def rank_model(cases: Sequence[RankingCase], model_id: str, sources: list[str]) 
             "files": sources,
             "questions": len(cases),
             "l2": RANK_L2,
+            "section_l2": SECTION_L2,
             "mrr_at_5": round(in_sample, 4),
             "cross_validated_mrr_at_5": round(cross_validated_mrr(cases), 4),
             "cross_validated_mrr_at_5_without_sections": round(

@@ -13,8 +13,9 @@ fitted for; ``python -m rag.gate_fit --ranking`` refits them
   a runbook cancel out there, so it weighs only what tells sections apart.
 
 A question that asks what to do, whose first runbook was placed by a section of no kind
-(an aside such as "Known failure modes › …") that it will not open with, gets the runbook
-whose opening section scores best (``best_opening_first``). Placeholder sections
+(an aside such as "Known failure modes › …"), does not open on that aside in a runbook that
+has a Mitigation section (``first_runbook_opens_with``), and gets the runbook whose opening
+section scores best (``best_opening_first``). Placeholder sections
 (``rag.rank.is_placeholder``: TODO, N/A) go to the end of the list whatever they score.
 Deterministic: ties break on cosine, then chunk id.
 """
@@ -31,7 +32,13 @@ from pathlib import Path
 
 from rag.errors import ConfigurationError
 from rag.evidence import Evidence
-from rag.rank import ScopeHints, is_placeholder, question_intents, section_intents
+from rag.rank import (
+    ScopeHints,
+    is_placeholder,
+    question_intents,
+    section_intents,
+    under_section_word,
+)
 from rag.rank_features import FEATURES, candidate_features
 
 logger = logging.getLogger(__name__)
@@ -115,21 +122,21 @@ def fuse(
         order = sections_in_place(
             [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
         )
-    if (
-        opening
-        and "mitigation" in intents
-        and order
-        and order[0] != 0
-        and not section_intents(scored[0], intents)
-    ):
+    if opening and "mitigation" in intents and order and not section_intents(scored[0], intents):
         # A runbook opens the answer with the section the section weights chose for it. When a
         # question asks what to do and the runbook was placed first by a section that is no
-        # procedure (nor diagnosis, nor impact) and that it will not show, the runbook whose
-        # opening section is best by both orders opens instead: "how do I fail over the
-        # payments database?" opened on the gateway runbook's PSP failover because its "Known
-        # failure modes › Database failover in progress" ranked first.
-        both = [e.score + section_scores[e.chunk_id] for e in scored]
-        order = best_opening_first(order, [e.document_id for e in scored], both)
+        # procedure (nor diagnosis, nor impact), a runbook written in the usual sections opens
+        # with its Mitigation, not with that aside; and then the runbook whose opening section
+        # is best by both orders opens the answer: "how do I fail over the payments database?"
+        # opened on the gateway runbook's PSP failover, or on the aside itself, because its
+        # "Known failure modes › Database failover in progress" ranked first.
+        documents = [e.document_id for e in scored]
+        if order[0] == 0:
+            usual = [under_section_word(e, "mitigation") for e in scored]
+            order = first_runbook_opens_with(order, documents, usual)
+        if order[0] != 0:
+            both = [e.score + section_scores[e.chunk_id] for e in scored]
+            order = best_opening_first(order, documents, both)
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
@@ -147,6 +154,21 @@ def best_opening_first(
         openings.setdefault(documents[index], index)
     best = max(openings.values(), key=lambda i: (scores[i], -order.index(i)))
     return [best, *(i for i in order if i != best)]
+
+
+def first_runbook_opens_with(
+    order: Sequence[int], documents: Sequence[str], chosen: Sequence[bool]
+) -> list[int]:
+    """``order`` with the first runbook's first ``chosen`` item moved to the front of that
+    runbook's places (its other items follow in order; other runbooks keep theirs); unchanged
+    when it has none."""
+    first = documents[order[0]]
+    own = [i for i in order if documents[i] == first]
+    lead = next((i for i in own if chosen[i]), None)
+    if lead is None:
+        return list(order)
+    refill = iter([lead, *(i for i in own if i != lead)])
+    return [next(refill) if documents[i] == first else i for i in order]
 
 
 def placeholders_last(order: Sequence[int], placeholder: Sequence[bool]) -> list[int]:

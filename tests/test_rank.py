@@ -13,7 +13,13 @@ import pytest
 from rag.evidence import Evidence
 from rag.gate_fit import choose_threshold
 from rag.logistic import fit_logistic
-from rag.rank import ScopeHints, is_placeholder, question_intents, section_intents
+from rag.rank import (
+    ScopeHints,
+    is_placeholder,
+    question_intents,
+    section_intents,
+    under_section_word,
+)
 from rag.rank_features import FEATURES, candidate_features
 from rag.rank_fit import (
     RankingCase,
@@ -23,7 +29,13 @@ from rag.rank_fit import (
     reciprocal_rank,
     tenant_held_out_mrr,
 )
-from rag.ranker import RankModel, best_opening_first, fuse, sections_in_place
+from rag.ranker import (
+    RankModel,
+    best_opening_first,
+    first_runbook_opens_with,
+    fuse,
+    sections_in_place,
+)
 
 
 def chunk(
@@ -369,6 +381,44 @@ def test_the_runbook_whose_opening_section_scores_best_opens_the_list() -> None:
     documents = ["gw", "gw", "db", "db"]
     assert best_opening_first(order, documents, [9.0, 7.5, 8.2, 8.0]) == [2, 1, 0, 3]
     assert best_opening_first(order, documents, [9.0, 8.5, 8.2, 8.0]) == order
+
+
+def test_the_first_runbook_opens_with_its_chosen_section_and_keeps_its_places() -> None:
+    # "gw" holds places 0, 1 and 3; its item 3 (say, under Mitigation) moves to its first place.
+    order = [0, 1, 2, 3]
+    documents = ["gw", "gw", "db", "gw"]
+    assert first_runbook_opens_with(order, documents, [False, False, True, True]) == [3, 0, 2, 1]
+    assert first_runbook_opens_with(order, documents, [False, False, True, False]) == order
+
+
+def test_only_a_top_level_mitigation_section_marks_a_runbook_in_the_usual_sections() -> None:
+    usual = chunk(1, "gw", "", vector=1, keyword=1, headings=("Mitigation", "Fail over the PSP"))
+    prose = chunk(2, "etcd", "", vector=2, keyword=2, headings=("Use cases", "Recover a cluster"))
+    aside = chunk(3, "gw", "", vector=3, keyword=3, headings=("Known failure modes", "Failover"))
+    assert under_section_word(usual, "mitigation")
+    assert not under_section_word(prose, "mitigation")
+    assert not under_section_word(aside, "mitigation")
+
+
+def test_a_what_to_do_answer_does_not_open_on_an_aside_of_a_runbook_with_a_mitigation() -> None:
+    """A what-to-do question whose best candidate is an aside of no kind ("Known failure modes ›
+    Database failover") opens on a procedure: the aside's runbook opens with its Mitigation,
+    and the runbook whose opening scores best by both orders opens the list."""
+    headings = ("Known failure modes", "Database failover")
+    aside = chunk(
+        1, "gw", "", vector=1, keyword=1, matched=("databas", "failov"), headings=headings
+    )
+    psp = chunk(2, "gw", "", vector=3, keyword=None, headings=("Mitigation", "Fail over the PSP"))
+    patroni = chunk(
+        3, "db", "", vector=2, keyword=2, matched=("failov",), headings=("Failover", "Unplanned")
+    )
+    found = [aside, psp, patroni]
+    question = "how do i fail over the database"
+    df = {"databas": 3, "failov": 3}
+    first = fuse(found, ScopeHints(), question, term_df=df, tenant_chunks=100, opening=False)
+    assert first[0].chunk_id == 1  # the aside places its runbook first
+    shown = fuse(found, ScopeHints(), question, term_df=df, tenant_chunks=100)
+    assert shown[0].chunk_id != 1
 
 
 def test_a_title_holds_the_other_spelling_of_its_phrasal_verb() -> None:
