@@ -29,9 +29,10 @@ _BY_SPELLING = {
     **{word: short for short, word in PAIRS},
 }
 # Either spelling, alone or plural ("dbs", "certificates"), as a whole word: "payments-db" holds
-# "db", "dbadmin" does not.
+# "db", "dbadmin" does not; nor does a file's extension ("snapshot.db" is etcd's snapshot file).
 _SPELLING = re.compile(
-    r"\b(" + "|".join(sorted(_BY_SPELLING, key=len, reverse=True)) + r")s?\b", re.IGNORECASE
+    r"(?<!\.)\b(" + "|".join(sorted(_BY_SPELLING, key=len, reverse=True)) + r")s?\b",
+    re.IGNORECASE,
 )
 
 

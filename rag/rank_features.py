@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from functools import lru_cache
 
 from rag.compounds import other_spellings
@@ -107,13 +106,12 @@ def candidate_features(
     }
     rows = []
     for item in found:
-        below = _below_title(item.heading_path, item.title)
-        kinds = section_intents(replace(item, heading_path=(item.title, *below)), asked)
+        kinds = section_intents(item, asked)
         reasons = {reason.split(":", 1)[0] for reason in hints.reasons_for(item)}
         scores = per_document[item.document_id]
         own = fused[item.chunk_id]
         other = scores[0] if own < scores[0] else (scores[1] if len(scores) > 1 else 0.0)
-        headings = _words(" ".join(below))
+        headings = _words(" ".join(item.heading_path[1:]))
         title = _words(" ".join((item.title, item.document_id.rsplit("/", 1)[-1])))
         matched = set(item.matched_terms)
         rows.append(
@@ -136,24 +134,11 @@ def candidate_features(
                 other * (RRF_K + 1),
                 document_cosine[item.document_id] - best_cosine,
                 document_rank[item.document_id],
-                float(not below),
+                float(len(item.heading_path) <= 1),
                 lengths[item.chunk_id] / longest,
             ]
         )
     return rows
-
-
-def _below_title(heading_path: tuple[str, ...], title: str) -> tuple[str, ...]:
-    """The section headings under the runbook's title. A Confluence page's path opens with its
-    ancestors' titles, the breadcrumb above its own ("Operations Home › Runbooks › Payments API
-    › Restore payments-db … › Run the restore"): read as headings, they gave every section of
-    the page the words of its parents and title, and its preamble looked like a section. The
-    first entry equal to the title ends the breadcrumb (a space holds one page of each title,
-    while a section may repeat its page's title); a path without it (a Markdown runbook whose
-    level-1 heading differs from its metadata title) opens with the runbook's name."""
-    if title in heading_path:
-        return heading_path[heading_path.index(title) + 1 :]
-    return heading_path[1:]
 
 
 def _rrf(rank: int | None) -> float:

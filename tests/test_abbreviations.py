@@ -27,9 +27,18 @@ def test_an_abbreviation_or_its_word_gives_the_other_spelling(
 
 
 @pytest.mark.parametrize(
-    "text", ["ask the dbadmin", "the product page", "configure the reporter", "certbot renew"]
+    "text",
+    [
+        "ask the dbadmin",
+        "the product page",
+        "configure the reporter",
+        "certbot renew",
+        "which revision is inside snapshot.db",
+    ],
 )
-def test_words_that_only_start_like_an_abbreviation_give_nothing(text: str) -> None:
+def test_words_that_only_start_like_an_abbreviation_and_file_extensions_give_nothing(
+    text: str,
+) -> None:
     assert expansions(text) == ()
 
 

@@ -442,22 +442,3 @@ def test_without_opening_the_list_is_the_first_order_alone() -> None:
     )
     assert sorted(e.chunk_id for e in shown) == sorted(e.chunk_id for e in first)
     assert [e.score for e in first] == sorted((e.score for e in first), reverse=True)
-
-
-def test_a_confluence_pages_breadcrumb_is_neither_heading_terms_nor_a_section() -> None:
-    # A page's path opens with its ancestors' titles, then its own title, then its headings.
-    breadcrumb = ("Operations Home", "Runbooks", "Postgres failover (payments-db)")
-    title = "Restore payments-db to a point in time"
-    page = chunk(1, "confluence/41", "x", vector=1, keyword=1)
-    preamble = replace(page, title=title, heading_path=(*breadcrumb, title))
-    section = replace(page, chunk_id=2, title=title, heading_path=(*breadcrumb, title, "Run it"))
-    rows = candidate_features(
-        [preamble, section],
-        ScopeHints(),
-        "postgres failover runbooks",
-        term_df={"postgr": 3, "failov": 3, "runbook": 3},
-        tenant_chunks=30,
-    )
-    title_only, headings = FEATURES.index("title_only"), FEATURES.index("heading_terms")
-    assert [row[title_only] for row in rows] == [1.0, 0.0]
-    assert [row[headings] for row in rows] == [0.0, 0.0]
