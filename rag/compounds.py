@@ -1,4 +1,5 @@
-"""Phrasal verbs and their one-word nouns: "fail over" and "failover", "roll back" and "rollback".
+"""Phrasal verbs and their one-word nouns: "fail over" and "failover", "roll back" and "rollback";
+and operators' abbreviations and their words, "db" and "database" (``rag.abbreviations``).
 
 Runbooks head their procedures with the noun ("## Failover", "## Rollback") and people ask with
 the verb ("how do I fail over the payments database?"), or the other way round. Postgres'
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from rag.abbreviations import expansions
 
 # (verb, particle): the verb and the particle written apart, or the two as one word. Only
 # pairs whose joined form is an ordinary word of operations writing; "check out" is left out
@@ -63,7 +66,7 @@ _BY_JOINED = {verb + particle: (verb, particle) for verb, particle in PAIRS}
 def spellings(text: str) -> tuple[tuple[str, str], ...]:
     """Each phrasal verb or compound of ``text`` as written, with its other spelling, in order,
     each once: "failing over" gives ("failing over", "failover"), "rollback" ("rollback",
-    "roll back")."""
+    "roll back"); then each abbreviation or the word it stands for, "db" ("db", "database")."""
     found: dict[str, str] = {}
     for match in _SPLIT.finditer(text):
         pair = (match.group(1).lower(), match.group(2).lower())
@@ -71,10 +74,12 @@ def spellings(text: str) -> tuple[tuple[str, str], ...]:
             found.setdefault("".join(pair), match.group(0).lower())
     for match in _JOINED.finditer(text):
         found.setdefault(" ".join(_BY_JOINED[match.group(1).lower()]), match.group(0).lower())
+    for written, other in expansions(text):
+        found.setdefault(other, written)
     return tuple((written, other) for other, written in found.items())
 
 
 def other_spellings(text: str) -> tuple[str, ...]:
-    """The other spelling of each phrasal verb or compound in ``text``, in order, each once:
-    "fail over" gives "failover", "rollback" gives "roll back"."""
+    """The other spelling of each phrasal verb, compound or abbreviation in ``text``, in order,
+    each once: "fail over" gives "failover", "rollback" gives "roll back", "db" "database"."""
     return tuple(other for _, other in spellings(text))

@@ -12,7 +12,7 @@ from rag.retrieve import searched_text
 @pytest.mark.parametrize(
     ("text", "other"),
     [
-        ("how do I fail over the payments database?", ("failover",)),
+        ("how do I fail over the payments database?", ("failover", "db")),
         ("patroni failed over twice last night", ("failover",)),
         ("we are rolling back the release", ("rollback",)),
         ("shutting down the old primary", ("shutdown",)),

@@ -32,7 +32,9 @@ from tests.fakes.confluence import SECRETS, ConfluenceFake, listed_pages, runnin
 from tests.log_guard import LogGuard
 
 # Probe questions allowed to go unanswered or cite another page first (see the test).
-MAX_MISSES = 2
+MAX_MISSES = 1
+# Probe questions answered citing their page first, but from another of its sections.
+MAX_SECTION_MISSES = 1
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +109,7 @@ async def test_every_pages_probe_question_is_answered_citing_that_page(
         store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=settings
     )
     misses: list[tuple[str, Any]] = []
+    section_misses: list[tuple[str, str]] = []
     for page in ops:
         if page["probe_question"] is None:
             continue
@@ -122,15 +125,17 @@ async def test_every_pages_probe_question_is_answered_citing_that_page(
         assert cited[0].url is not None and cited[0].url.startswith(space.base_url + "/")
         assert cited[0].title == page["title"]
         quoted = "\n".join(e.content for e in cited if e.document_id == document_id)
-        assert page["expected_snippet"] in quoted, page["title"]
-    # ... and the answer cites it first for all but two questions, where retrieval places another
-    # page first: "get the data back" for a point-in-time restore is outranked by the Payments
-    # API page's "Roll back a bad deploy" (and answered from it), and "a dozen replicas" for "12
-    # partitions" by the 300 KB route planner reference, whose many "planner" sections edge out
-    # the dispatch page. The gate abstains on that one (probability 0.08), and would with the
-    # dispatch page first too (0.07): its sections are at cosine 0.18-0.24 from the question,
-    # below the best chunk of every answerable dev question (docs/answer-quality.md, round 9).
+        if page["expected_snippet"] not in quoted:
+            section_misses.append((page["title"], cited[0].heading_path[-1]))
+    # ... and the answer cites it first for all but one question: "a dozen replicas" for "12
+    # partitions" is ranked to the dispatch page, but the gate abstains (probability 0.09; 0.10
+    # were it asked with "12"): the best chunks are at cosine 0.18-0.29 from the question, below
+    # the best chunk of every answerable dev question (docs/answer-quality.md, round 9).
     assert len(misses) <= MAX_MISSES, misses
+    # "get the data back" for a point-in-time restore cites the restore page (its "payments-db"
+    # title holds the question's "payments database", rag.abbreviations), but opens on "Pick the
+    # recovery target" (a heading that says "recover") rather than "Run the restore".
+    assert len(section_misses) <= MAX_SECTION_MISSES, section_misses
     # Pages an OPS sync must not import: their answers never come back.
     others = [p for p in pages if p not in ops and p["expected_snippet"]]
     assert others
