@@ -15,9 +15,7 @@ from rag.answers import Citation
 from rag.markers import find_markers, marker_numbers
 
 
-def in_reading_order(
-    text: str, citations: Sequence[Citation]
-) -> tuple[str, tuple[Citation, ...]]:
+def in_reading_order(text: str, citations: Sequence[Citation]) -> tuple[str, tuple[Citation, ...]]:
     """``text`` with its markers renumbered by first appearance, and ``citations`` relabelled to
     match, ordered by their new number (quotes of one number keep their order)."""
     new: dict[int, int] = {}
