@@ -141,6 +141,7 @@ class RunbookCache:
 def _first_cited(result: AskResult) -> Evidence | None:
     if result.status != "answered" or not result.citations:
         return None
+    # Citations are numbered in reading order (rag.reading_order): [1] is where the answer opens.
     return min(result.citations, key=lambda c: c.n).evidence
 
 

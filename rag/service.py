@@ -33,6 +33,7 @@ from rag.name_vocabulary import uses_name
 from rag.query_vectors import QueryVectors
 from rag.rank import ScopeHints
 from rag.ranker import RankModel
+from rag.reading_order import in_reading_order
 from rag.retrieve import Candidates, search
 from rag.runbook_sections import RunbookCache
 from rag.settings import Settings
@@ -301,6 +302,7 @@ class RagService:
                 dropped=dropped,
                 usage=usage,
             )
+        answer, citations = in_reading_order(verification.text, verification.citations)
         return self._result(
             tenant,
             service,
@@ -308,8 +310,8 @@ class RagService:
             "answered",
             None,
             provider=draft.provider,
-            answer=verification.text,
-            citations=verification.citations,
+            answer=answer,
+            citations=citations,
             dropped=dropped,
             usage=usage,
         )

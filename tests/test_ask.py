@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from rag import Draft, Excerpt, FastEmbedder, IngestReport, RagService, Settings, Store
 from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_anthropic_client
 from rag.context import build_context
+from rag.markers import find_markers, marker_numbers
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, empty, error, garbage, tool_answer
 
@@ -89,8 +90,8 @@ async def tenants_of(store: Store, chunk_ids: list[int]) -> set[str]:
         return {row[0] for row in await cur.fetchall()}
 
 
-async def first_excerpt_quote(service: RagService, tenant: str, question: str) -> str:
-    """A quote that verifies against excerpt 1, computed the way ``ask`` numbers excerpts."""
+async def excerpts_of(service: RagService, tenant: str, question: str) -> tuple[Excerpt, ...]:
+    """The excerpts ``ask`` hands the answerer, numbered as it numbers them."""
     retrieval = await service.retrieve(tenant, question)
     context = build_context(
         retrieval.candidates.evidence,
@@ -98,7 +99,22 @@ async def first_excerpt_quote(service: RagService, tenant: str, question: str) -
         per_document=service.settings.max_chunks_per_document,
         max_chars=service.settings.context_max_chars,
     )
-    return " ".join(context.excerpts[0].evidence.content.split()[:8])
+    return context.excerpts
+
+
+def opening_words(excerpt: Excerpt) -> str:
+    """A quote that verifies against ``excerpt``: its chunk's first eight words."""
+    return " ".join(excerpt.evidence.content.split()[:8])
+
+
+async def first_excerpt_quote(service: RagService, tenant: str, question: str) -> str:
+    """A quote that verifies against excerpt 1, computed the way ``ask`` numbers excerpts."""
+    return opening_words((await excerpts_of(service, tenant, question))[0])
+
+
+def numbers_in_order(text: str) -> list[int]:
+    """Every citation number the text's markers name, in the order they are read."""
+    return [n for match in find_markers(text) for n in marker_numbers(match)]
 
 
 async def test_answerable_question_gets_a_verified_answer(
@@ -330,3 +346,50 @@ async def test_failing_over_the_payments_database_opens_the_patroni_failover_pro
     assert "Failover" in first.heading_path
     assert "patronictl" in first.content
     assert "payctl" not in result.answer
+
+
+ROLLBACK = "how do I roll back a bad checkout-api release?"
+
+
+async def test_extractive_markers_read_one_two_three_and_each_names_the_chunk_it_quotes(
+    service: RagService,
+) -> None:
+    """Issue 28: the rollback answer read [1] … [4] … [3] … [2], numbered by evidence rank."""
+    excerpts = await excerpts_of(service, "acme", ROLLBACK)
+    draft = await ExtractiveAnswerer().answer(ROLLBACK, excerpts)
+    result = await service.ask("acme", ROLLBACK)
+    assert result.status == "answered", result.reason_code
+    numbers = numbers_in_order(result.answer)
+    assert list(dict.fromkeys(numbers)) == list(range(1, len(set(numbers)) + 1))
+    assert [c.n for c in result.citations] == sorted(c.n for c in result.citations)
+    # Only the labels moved: mapped back to excerpt numbers, the markers are the draft's.
+    excerpt_of = {e.evidence.chunk_id: e.n for e in excerpts}
+    old = {c.n: excerpt_of[c.evidence.chunk_id] for c in result.citations}
+    assert [old[n] for n in numbers] == numbers_in_order(draft.text)
+    assert {(old[c.n], c.quote) for c in result.citations} == {
+        (c.n, c.quote) for c in draft.citations
+    }
+
+
+async def test_claude_markers_read_one_two_three_and_each_names_the_chunk_it_quotes(
+    claude_service: RagService, fake_anthropic: FakeAnthropic
+) -> None:
+    excerpts = await excerpts_of(claude_service, "acme", GATEWAY_502)
+    first, second, third = (opening_words(e) for e in excerpts[:3])
+    fake_anthropic.enqueue(
+        tool_answer(
+            "answered",
+            f"{third} [3]\n\n{first} [1]\n\n{second} [2, 1]\n\nCheck `pods[2]` first. [3]",
+            [(3, third), (1, first), (2, second)],
+        )
+    )
+    result = await claude_service.ask("acme", GATEWAY_502)
+    assert result.status == "answered" and not result.dropped_citations
+    assert result.answer == (
+        f"{third} [1]\n\n{first} [2]\n\n{second} [2, 3]\n\nCheck `pods[2]` first. [1]"
+    )
+    assert [(c.n, c.quote, c.evidence.chunk_id) for c in result.citations] == [
+        (1, third, excerpts[2].evidence.chunk_id),
+        (2, first, excerpts[0].evidence.chunk_id),
+        (3, second, excerpts[1].evidence.chunk_id),
+    ]
