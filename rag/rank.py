@@ -133,8 +133,14 @@ _ACTION_KINDS = ("mitigation", "diagnosis")
 # "Fail back"). Only its own heading (a breadcrumb also holds page titles such as "Restore
 # payments-db to a point in time" above every section of that page) and only the opening word
 # count: "Database failover in progress" describes a failure, it does not say what to do.
+# A generic doing-verb may open it before the operation's noun ("Run the restore", "Perform a
+# manual failover", "Carry out the switchover"): the operation still names the procedure, and
+# a verb alone does not ("Run the query", "Start here" stay what they were).
 _PROCEDURE_HEAD = re.compile(
-    r"^(?:(?:un)?planned |manual(?:ly)? |emergency |forced? )?"
+    r"^(?:(?:run|perform|do|execute|carry out|start|begin|initiate|trigger|kick off|"
+    r"running|performing|doing|executing|carrying out|starting|initiating|triggering)"
+    r"(?: (?:the|a|an))? )?"
+    r"(?:(?:un)?planned |manual(?:ly)? |emergency |forced? )?"
     r"(?:fail ?over|fail ?back|switch ?over|cut ?over|roll ?back|roll ?out|rollout|"
     r"restor|rebuild|reinit|re-?creat|redeploy|revert|promot|demot|rotat|renew|replac|reboot|"
     r"drain|cordon|evacuat|migrat|upgrad|downgrad|scal(?:e|ing)|shed|purg|flush|reset|"

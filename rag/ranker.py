@@ -62,7 +62,11 @@ class RankModel:
             sections = tuple(float(data["section_weights"][name]) for name in FEATURES)
             return cls(str(data["embedding_model"]), weights, sections)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigurationError(f"cannot read the ranking model: {exc}") from exc
+            # A KeyError or a JSON error alone does not say which file was wrong; the path does.
+            where = "rag/rank_model.json" if path is None else str(path)
+            raise ConfigurationError(
+                f"cannot read the ranking model {where}: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def score(self, row: Sequence[float]) -> float:
         return sum(w * x for w, x in zip(self.weights, row, strict=True))

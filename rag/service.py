@@ -97,7 +97,7 @@ class RagService:
                 self.gate_model.embedding_model,
                 embedder.model_id,
             )
-        self.rank_model = RankModel.load()
+        self.rank_model = RankModel.load(settings.rank_model_path)
         if self.rank_model.embedding_model != embedder.model_id:
             logger.warning(
                 "the ranking model was fitted for %s, not %s; refit it "

@@ -72,10 +72,12 @@ class Settings(BaseSettings):
     exact_search_max_chunks: int = Field(default=20_000, ge=0)
     # Answer quality (issue 11): a service-scoped search reruns unscoped below min_cosine; the
     # gate answers when its calibrated probability is at least answer_threshold (None: the
-    # operating point stored with the model); gate_model_path replaces rag/gate_model.json.
+    # operating point stored with the model); gate_model_path replaces rag/gate_model.json and
+    # rank_model_path rag/rank_model.json (to compare refits without code).
     min_cosine: float = Field(default=0.30, ge=-1.0, le=1.0)
     answer_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     gate_model_path: Path | None = None
+    rank_model_path: Path | None = None
     max_chunks_per_document: int = Field(default=3, ge=1)
     context_max_chars: int = Field(default=12_000, ge=500)
     max_question_chars: int = Field(default=2_000, ge=10)

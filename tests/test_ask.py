@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +15,9 @@ from pydantic import SecretStr
 from rag import Draft, Excerpt, FastEmbedder, IngestReport, RagService, Settings, Store
 from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_anthropic_client
 from rag.context import build_context
+from rag.errors import ConfigurationError
 from rag.markers import find_markers, marker_numbers
+from rag.ranker import RankModel, shipped_model
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, empty, error, garbage, tool_answer
 
@@ -393,3 +398,41 @@ async def test_claude_markers_read_one_two_three_and_each_names_the_chunk_it_quo
         (2, first, excerpts[0].evidence.chunk_id),
         (3, second, excerpts[1].evidence.chunk_id),
     ]
+
+
+def test_rank_model_path_replaces_the_shipped_ranking_model(
+    store: Store, embedder: FastEmbedder, settings: Settings, tmp_path: Path
+) -> None:
+    """Issue 26's refit comparison needed a wrapper; RUNBOOK_RANK_MODEL_PATH now names the file."""
+    refit = json.loads(Path("rag/rank_model.json").read_text(encoding="utf-8"))
+    refit["weights"] = {name: 2 * weight for name, weight in refit["weights"].items()}
+    path = tmp_path / "rank.json"
+    path.write_text(json.dumps(refit), encoding="utf-8")
+    configured = settings.model_copy(update={"rank_model_path": path})
+    service = RagService(
+        store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=configured
+    )
+    assert service.rank_model == RankModel.load(path)
+    assert service.rank_model != shipped_model()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("missing.json", None), ("truncated.json", '{"weights": {'), ("partial.json", "{}")],
+)
+def test_a_missing_or_malformed_rank_model_file_is_an_error_naming_it(
+    store: Store,
+    embedder: FastEmbedder,
+    settings: Settings,
+    tmp_path: Path,
+    name: str,
+    text: str | None,
+) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    configured = settings.model_copy(update={"rank_model_path": path})
+    with pytest.raises(ConfigurationError, match=re.escape(f"ranking model {path}:")):
+        RagService(
+            store=store, embedder=embedder, answerer=ExtractiveAnswerer(), settings=configured
+        )

@@ -297,6 +297,14 @@ def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_name
         ("Failover", "Planned switchover"),
         ("Rebuilding the old primary",),
         ("Rollback",),
+        # A generic doing-verb before the operation's noun (round 9, the Confluence PITR page).
+        ("Run the restore",),
+        ("Perform the failover",),
+        ("Do the switchover",),
+        ("Execute the rollback",),
+        ("Failover", "Perform a manual failover"),
+        ("Carry out the migration",),
+        ("Starting the rollout",),
     ],
 )
 def test_a_section_headed_by_an_operation_is_a_procedure_to_a_what_to_do_question(
@@ -319,6 +327,11 @@ def test_a_passage_without_any_heading_is_no_procedure_and_no_error() -> None:
         ("Known failure modes", "Database failover in progress"),
         ("Symptoms",),
         ("Escalation",),
+        # A doing-verb alone names no operation, and "not" undoes one.
+        ("Run the dashboards",),
+        ("Start here",),
+        ("Do not fail over during a backup",),
+        ("Perform these checks first",),
     ],
 )
 def test_a_heading_that_only_mentions_an_operation_is_no_procedure(
