@@ -42,7 +42,7 @@ from pathlib import Path
 from rag.alerts import Alert
 from rag.errors import ConfigurationError
 from rag.evidence import Evidence
-from rag.retrieve import Candidates
+from rag.retrieve import Candidates, word_runs
 from rag.terms import identifiers
 
 FEATURES = (
@@ -62,8 +62,6 @@ _COVERAGE_DEPTH = 3
 _NAME = re.compile(r"^[A-Za-z]+[a-z][A-Z][A-Za-z]*$")
 # A stemmer trims at most a few letters off a name's end ("...Looping" -> "...loop").
 _STEM_SLACK = 3
-# Runs of letters and digits, as the retrieval splits a question into words.
-_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -191,7 +189,7 @@ def _last_lexeme(text: str, candidates: Candidates) -> str | None:
     """The lexeme of the last word of ``text``, None when that word has none (a stopword): an
     English question that ends on a noun ends on the head of its object ("rotate the vault
     root token"); one that ends on "it", "them" or "on" names its subject earlier."""
-    words = _WORD.findall(text.lower())
+    words = word_runs(text)
     if not words:
         return None
     last = words[-1]

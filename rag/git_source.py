@@ -157,12 +157,11 @@ class GitReader:
     ) -> SourceRead:
         if not item_ids:
             return SourceRead()
-        if max_bytes is not None:
-            fitting = self._fitting(listing, item_ids, max_bytes)
-            read = SourceRead(unread=item_ids[fitting:])
-            item_ids = item_ids[:fitting]
-        else:
-            read = SourceRead()
+        fitting = (
+            len(item_ids) if max_bytes is None else self._fitting(listing, item_ids, max_bytes)
+        )
+        read = SourceRead(unread=item_ids[fitting:])
+        item_ids = item_ids[:fitting]
         prefix = f"{self.settings.path}/" if self.settings.path else ""
         contents = self._blobs([listing.items[item] for item in item_ids])
         dates = self._commit_dates(listing.version, [prefix + item for item in item_ids])

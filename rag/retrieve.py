@@ -226,6 +226,14 @@ FROM unnest(%(written)s::text[], %(other)s::text[]) AS p(written, other),
      unnest(to_tsvector('english', p.other)) AS o, unnest(to_tsvector('english', p.written)) AS a
 """
 _WORD_RUN = re.compile(r"[^\W_]+")
+
+
+def word_runs(text: str) -> list[str]:
+    """The runs of letters and digits of ``text``, lower-cased: the words the vocabulary query
+    looks up one by one, and so the words ``Candidates.term_words`` spells."""
+    return _WORD_RUN.findall(text.lower())
+
+
 _TENANT_SIZE = "SELECT chunks FROM tenant_text_stats WHERE tenant_id = %(tenant)s"
 
 
@@ -297,7 +305,7 @@ async def search(
         "model": model,
         "service": service,
         "candidates": candidates,
-        "words": sorted(set(_WORD_RUN.findall(keyword_text(question).lower()))),
+        "words": sorted(set(word_runs(keyword_text(question)))),
         **BM25_PARAMS,
     }
     # Plan every search for its own tenant and question: once psycopg prepares the query
