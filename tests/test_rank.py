@@ -359,6 +359,56 @@ def test_impact_and_threshold_phrasings_ask_for_impact_and_meaning(
     assert question_intents(question) == {intent}
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "nightly job failed, how do i figure out why",
+        "how do i find out what the slow requests are stuck on?",
+        "how do we work out whether the autoscaler is failing to add nodes?",
+        "how can i tell if the kube-proxy pods are even running",
+        "how do i debug the webhook timeouts",
+        "how to determine which member is behind",
+    ],
+)
+def test_asking_how_to_find_something_out_asks_for_diagnosis_not_a_fix(question: str) -> None:
+    assert question_intents(question) == {"diagnosis"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "rule evaluation failures, what's the impact on our dashboards?",
+        "remote write is behind, whats the blast radius for our alerts?",
+        "osd disk 90% busy, what's the risk for the storage clients?",
+        "what's the damage if the signer certificate expires?",
+    ],
+)
+def test_whats_the_impact_asks_for_impact_not_meaning(question: str) -> None:
+    assert question_intents(question) == {"impact"}
+
+
+def test_whats_wrong_asks_for_diagnosis_not_meaning() -> None:
+    assert question_intents("the node went notready, what's wrong with it") == {"diagnosis"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "node has 108 pods on it, is there a limit",
+        "ceph keeps filling up, is there a limit before it goes read-only?",
+        "whats the max size allowed for the etcd database?",
+        "how many clones of one rbd image are allowed before it alerts?",
+        "what's the maximum number of members allowed in one etcd cluster?",
+    ],
+)
+def test_asking_for_the_limit_asks_for_the_meaning_that_states_it(question: str) -> None:
+    assert question_intents(question) == {"meaning"}
+
+
+def test_raising_a_limit_still_asks_what_to_do() -> None:
+    assert "mitigation" in question_intents("how do i increase the target limit")
+
+
 def test_content_length_is_the_chunks_words_against_the_longest_candidate() -> None:
     found = [
         chunk(1, "a", "Mitigation", vector=1, keyword=None, content="Restart it."),
