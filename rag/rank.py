@@ -76,9 +76,11 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "diagnosis": (
         re.compile(
-            r"\b(check|find|which|why(?! (?:should|would|do) (?:i|we|anyone|you) care)|"
+            # "peers can't find one of the members" reports a symptom, it asks nobody to find.
+            r"\b(check|(?<!can't )(?<!cant )(?<!cannot )(?<!can not )find|which|"
+            r"why(?! (?:should|would|do) (?:i|we|anyone|you) care)|"
             r"cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
-            r"troubleshoot\w*|identify|detect\w*|spot|confirm|look at|see|verify|logs?|"
+            r"troubleshoot\w*|identify|detect(?:ing|ion)?|spot|confirm|look at|see|verify|logs?|"
             r"what(?:['’]?s| is) (?:wrong|broken|causing)|"
             r"figure out|find out|work out|determine|tell (?:if|whether|which|what|why|where|who)|"
             r"where (?:do|should|can) (?:i|we) (?:look|start)|where to (?:look|start)|"
@@ -101,8 +103,16 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "meaning": (
         re.compile(
-            rf"\b(mean\w*|what(?: is|['’]s)(?! {_NOT_A_MEANING})|what does|explain|description|"
-            r"about|threshold\w*|at what point|how close|counts? as|"
+            rf"\b(mean\w*|what(?: is|['’]s)(?! {_NOT_A_MEANING})|"
+            # "what does it want me to enable" asks what to do; "about" alone is mostly "about
+            # to expire", "complains about", "what do we do about it": only asking what a thing
+            # is about, or to be told about it, asks what it means.
+            r"what does(?! (?:it|this|that|the alert) wants?)|explain|description|"
+            r"what(?:['’]?s| is| are) (?:this|that|it|these|the \w+(?: alerts?)?) about|"
+            r"(?:tell (?:me|us)|more|details?|information|info|learn|know) about|"
+            r"threshold\w*|at what point|how close|counts? as|"
+            # Asking for the limit ("is there a limit", "how many … are allowed") asks for the
+            # section that states it.
             r"is there (?:a|any) (?:\w+ )?(?:limit|max(?:imum)?|cap|ceiling|quota)|"
             r"what(?: is|['’]?s) the (?:\w+ )?(?:limit|max(?:imum)?|cap|ceiling|upper bound)|"
             r"(?:how (?:many|much|big|large|high|long)|max(?:imum)?|most)\b[^.?!]{0,60}\ballowed|"

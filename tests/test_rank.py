@@ -409,6 +409,27 @@ def test_raising_a_limit_still_asks_what_to_do() -> None:
     assert "mitigation" in question_intents("how do i increase the target limit")
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "prometheus dropped targets because of the label limit, what do we do about it",
+        "the signer ca is about to expire, how do we rotate it",
+        "descheduler psi disabled alert, what does it want me to enable",
+    ],
+)
+def test_about_and_what_does_it_want_ask_what_to_do_not_what_it_means(question: str) -> None:
+    assert question_intents(question) == {"mitigation"}
+
+
+def test_what_an_alert_is_about_still_asks_for_meaning() -> None:
+    assert question_intents("what is this alert about") == {"meaning"}
+
+
+def test_a_symptom_that_cannot_find_something_is_no_request_to_find_it() -> None:
+    assert "diagnosis" not in question_intents("peers cant find one of the members")
+    assert "diagnosis" in question_intents("how do i find the member that is behind")
+
+
 def test_content_length_is_the_chunks_words_against_the_longest_candidate() -> None:
     found = [
         chunk(1, "a", "Mitigation", vector=1, keyword=None, content="Restart it."),
