@@ -67,6 +67,7 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\b(fix|fixe?s|resolve|mitigat\w*|remediat\w*|recover|workaround|get rid|shrink|"
             r"clean ?up|free up|reduce|increase|resize|grow|expand|restart|stop|unblock|"
+            r"raise|bump|add more|scale (?:up|out)|"
             rf"how (?:do|can|should) (?:i|we)(?! {_FINDING_OUT})|how to(?! {_FINDING_OUT})|"
             r"what (?:do|should|can) (?:i|we) do|get (?:it|them) back|disable|enable|"
             r"steps?|procedure)\b",

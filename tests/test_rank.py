@@ -405,8 +405,17 @@ def test_asking_for_the_limit_asks_for_the_meaning_that_states_it(question: str)
     assert question_intents(question) == {"meaning"}
 
 
-def test_raising_a_limit_still_asks_what_to_do() -> None:
-    assert "mitigation" in question_intents("how do i increase the target limit")
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how do i increase the target limit",
+        "is it ok to just raise the cpu limit when throttling alerts fire",
+        "pvc running out of inodes, can i add more inodes?",
+        "should we scale out the ingesters",
+    ],
+)
+def test_raising_a_limit_or_adding_capacity_asks_what_to_do(question: str) -> None:
+    assert "mitigation" in question_intents(question)
 
 
 @pytest.mark.parametrize(
