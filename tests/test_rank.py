@@ -281,6 +281,8 @@ def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
         (("Diagnosis", "Slow disk"), "diagnosis"),
         (("Mitigation", "Purge volume"), "mitigation"),
         (("Meaning", "Check for slow queries"), "diagnosis"),
+        (("Detecting corrupted data",), "diagnosis"),
+        (("Scale up the ingesters",), "mitigation"),
     ],
 )
 def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
