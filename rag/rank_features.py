@@ -26,11 +26,7 @@ Pure Python over at most two retrievers' candidates (80 rows); no I/O. The featu
   other runbook's sections;
 - ``title_only`` — a chunk with no section heading (a runbook's preamble);
 - ``content_length`` — the chunk's words, log-scaled, over the longest candidate's: a two-line
-  section says less than a worked procedure, whatever its heading;
-- ``heading_opens`` — the section's own heading opens (after its numbering: "Step 2:", "1.")
-  with one of the question's lexemes: siblings share their runbook's subject words, and the
-  action a free-prose heading names first ("Step 2: delete the keys", "Ban a single IP") is what
-  tells them apart (``rag.heading_openings``).
+  section says less than a worked procedure, whatever its heading.
 """
 
 from __future__ import annotations
@@ -42,7 +38,6 @@ from functools import lru_cache
 
 from rag.compounds import other_spellings
 from rag.evidence import Evidence
-from rag.heading_openings import opening_words
 from rag.rank import RRF_K, ScopeHints, question_intents, section_intents
 
 _KINDS = ("mitigation", "diagnosis", "meaning", "impact")
@@ -67,7 +62,6 @@ FEATURES = (
     "document_rank",
     "title_only",
     "content_length",
-    "heading_opens",
 )
 _WORD = re.compile(r"[a-z0-9]+")
 _CONTENT_WORD = re.compile(r"[^\W\d_][\w'-]*")
@@ -142,7 +136,6 @@ def candidate_features(
                 document_rank[item.document_id],
                 float(len(item.heading_path) <= 1),
                 lengths[item.chunk_id] / longest,
-                float(opens_with_asked_word(item.heading_path, idf)),
             ]
         )
     return rows
@@ -164,15 +157,6 @@ def _idf(term_df: Mapping[str, int], tenant_chunks: int) -> dict[str, float]:
 
 def _share(idf: Mapping[str, float], words: frozenset[str], total: float) -> float:
     return sum(weight for lexeme, weight in idf.items() if _holds(words, lexeme)) / total
-
-
-def opens_with_asked_word(heading_path: Sequence[str], lexemes: Mapping[str, float]) -> bool:
-    """Whether the section's own heading (not the runbook's title) opens with a word that is
-    one of ``lexemes``' surface forms."""
-    if len(heading_path) <= 1:
-        return False
-    opening = opening_words(heading_path[-1])[:1]
-    return bool(opening) and any(_holds(frozenset(opening), lexeme) for lexeme in lexemes)
 
 
 @lru_cache(maxsize=65536)
