@@ -16,6 +16,7 @@ How much each signal counts is learned (``rag/rank_model.json``), not set here.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -132,14 +133,44 @@ def question_intents(question: str) -> frozenset[str]:
     return frozenset(name for name, (asks, _) in _INTENTS.items() if asks.search(question))
 
 
-def section_intents(evidence: Evidence, asked: frozenset[str] = frozenset()) -> frozenset[str]:
+def section_headings(evidence: Evidence) -> tuple[str, ...]:
+    """The chunk's headings below its runbook's name: a path opens with that name
+    (``rag.heading_paths``), after the titles of the pages above it for a Confluence page
+    (``ancestors › title › headings``, ``rag.confluence_runbook``)."""
+    path = evidence.heading_path
+    return path[path.index(evidence.title) + 1 :] if evidence.title in path else path[1:]
+
+
+def sectioned_documents(found: Iterable[Evidence]) -> frozenset[str]:
+    """The runbooks with a candidate under a heading below their name: what such a runbook says
+    before its first heading is its preamble, not the whole runbook."""
+    return frozenset(e.document_id for e in found if section_headings(e))
+
+
+def section_intents(
+    evidence: Evidence,
+    asked: frozenset[str] = frozenset(),
+    sectioned: Collection[str] = frozenset(),
+) -> frozenset[str]:
     """The section's kinds; for a question that asks what to do (``asked``), a section headed
-    by an operation ("Unplanned failover") is a procedure too."""
+    by an operation ("Unplanned failover") is a procedure too, and so is a runbook of one
+    section named by one ("Disabling a Sidekiq queue"), but not the preamble of a runbook with
+    sections (``sectioned``: "Restore payments-db to a point in time" names what its sections
+    do, "Run the restore" among them, not its opening paragraph)."""
     # The title is the runbook's name, not a section: only headings below it say what it is.
-    headings = evidence.heading_path[1:] or evidence.heading_path
+    # A chunk with none is the runbook's preamble, or the whole of a runbook of one section.
+    own = section_headings(evidence)
+    headings = own or evidence.heading_path[-1:]
     kinds = _heading_intents(headings)
+    preamble = not own and evidence.document_id in sectioned
     # A passage with no heading at all (an MT-RAG passage, a page of bare text) names no operation.
-    if not kinds and "mitigation" in asked and headings and _PROCEDURE_HEAD.match(headings[-1]):
+    if (
+        not kinds
+        and "mitigation" in asked
+        and headings
+        and not preamble
+        and _PROCEDURE_HEAD.match(headings[-1])
+    ):
         return frozenset({"mitigation"})
     return kinds
 
@@ -148,8 +179,8 @@ def under_section_word(evidence: Evidence, kind: str) -> bool:
     """Whether the top-level section holding the chunk names ``kind`` by its section word
     ("Mitigation", "Remediation", "Procedure"): the runbook is written in the usual sections,
     not as free prose headed by what each part does ("Recover cluster from minority failure")."""
-    path = evidence.heading_path
-    return len(path) > 1 and _INTENTS[kind][1].search(path[1]) is not None
+    headings = section_headings(evidence)
+    return bool(headings) and _INTENTS[kind][1].search(headings[0]) is not None
 
 
 # A heading that names an action ("Disable this alert entirely", "Check for slow queries") is

@@ -38,7 +38,7 @@ from functools import lru_cache
 
 from rag.compounds import other_spellings
 from rag.evidence import Evidence
-from rag.rank import RRF_K, ScopeHints, question_intents, section_intents
+from rag.rank import RRF_K, ScopeHints, question_intents, section_intents, sectioned_documents
 
 _KINDS = ("mitigation", "diagnosis", "meaning", "impact")
 FEATURES = (
@@ -84,6 +84,7 @@ def candidate_features(
     idf = _idf(term_df, tenant_chunks)
     total_idf = sum(idf.values()) or 1.0
     asked = question_intents(question)
+    sectioned = sectioned_documents(found)
     best_cosine = max(e.cosine for e in found)
     best_bm25 = max(e.bm25 for e in found) or 1.0
     fused = {e.chunk_id: _rrf(e.vector_rank) + _rrf(e.keyword_rank) for e in found}
@@ -106,7 +107,7 @@ def candidate_features(
     }
     rows = []
     for item in found:
-        kinds = section_intents(item, asked)
+        kinds = section_intents(item, asked, sectioned)
         reasons = {reason.split(":", 1)[0] for reason in hints.reasons_for(item)}
         scores = per_document[item.document_id]
         own = fused[item.chunk_id]

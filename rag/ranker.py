@@ -37,6 +37,7 @@ from rag.rank import (
     is_placeholder,
     question_intents,
     section_intents,
+    sectioned_documents,
     under_section_word,
 )
 from rag.rank_features import FEATURES, candidate_features
@@ -97,6 +98,7 @@ def fuse(
     model = model or shipped_model()
     rows = candidate_features(found, hints, question, term_df=term_df, tenant_chunks=tenant_chunks)
     intents = question_intents(question)
+    sectioned = sectioned_documents(found)
     scored = []
     section_scores = {}
     placeholder = {}
@@ -106,7 +108,7 @@ def fuse(
             reasons.append(f"vector#{item.vector_rank}")
         if item.keyword_rank is not None:
             reasons.append(f"keyword#{item.keyword_rank}")
-        matched_intents = intents & section_intents(item, intents)
+        matched_intents = intents & section_intents(item, intents, sectioned)
         if matched_intents:
             reasons.append("intent:" + ",".join(sorted(matched_intents)))
         placeholder[item.chunk_id] = is_placeholder(item.content)
@@ -126,7 +128,12 @@ def fuse(
         order = sections_in_place(
             [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
         )
-    if opening and "mitigation" in intents and order and not section_intents(scored[0], intents):
+    if (
+        opening
+        and "mitigation" in intents
+        and order
+        and not section_intents(scored[0], intents, sectioned)
+    ):
         # A runbook opens the answer with the section the section weights chose for it. When a
         # question asks what to do and the runbook was placed first by a section that is no
         # procedure (nor diagnosis, nor impact), a runbook written in the usual sections opens

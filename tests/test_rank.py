@@ -17,7 +17,9 @@ from rag.rank import (
     ScopeHints,
     is_placeholder,
     question_intents,
+    section_headings,
     section_intents,
+    sectioned_documents,
     under_section_word,
 )
 from rag.rank_features import FEATURES, candidate_features
@@ -514,6 +516,49 @@ def test_a_what_to_do_answer_does_not_open_on_an_aside_of_a_runbook_with_a_mitig
     assert first[0].chunk_id == 1  # the aside places its runbook first
     shown = fuse(found, ScopeHints(), question, term_df=df, tenant_chunks=100)
     assert shown[0].chunk_id != 1
+
+
+def page(chunk_id: int, *headings: str, vector: int = 1) -> Evidence:
+    """A chunk of the Confluence page "Restore payments-db to a point in time", its path
+    opening with its ancestors' titles (``ancestors › title › headings``)."""
+    title = "Restore payments-db to a point in time"
+    found = chunk(chunk_id, "confluence/4325406", "", vector=vector, keyword=None)
+    path = ("Operations Home", "Runbooks", "Postgres failover (payments-db)", title, *headings)
+    return replace(found, title=title, heading_path=path)
+
+
+def test_a_confluence_pages_sections_start_below_its_own_title() -> None:
+    restore = page(1, "Mitigation", "Run the restore")
+    assert section_headings(restore) == ("Mitigation", "Run the restore")
+    # The first heading below the title, not the ancestor "Runbooks", is the top-level section.
+    assert under_section_word(restore, "mitigation")
+    assert section_headings(page(2)) == ()
+
+
+def test_a_runbook_of_one_section_named_by_an_operation_is_a_procedure() -> None:
+    # gitlab's "Disabling a Sidekiq queue": its steps sit under the title alone.
+    whole = chunk(1, "docs/sidekiq/disabling-a-queue", "", vector=1, keyword=1)
+    whole = replace(
+        whole, title="Disabling a Sidekiq queue", heading_path=("Disabling a Sidekiq queue",)
+    )
+    asked = frozenset({"mitigation"})
+    assert section_intents(whole, asked, sectioned_documents([whole])) == {"mitigation"}
+
+
+def test_the_preamble_of_a_runbook_with_sections_is_no_procedure_its_title_names() -> None:
+    """ "Restore payments-db to a point in time" names what its sections do ("Run the restore"),
+    not that its opening paragraph is the procedure: an answer to "how do I get the data back"
+    opens on a step, not on the preamble."""
+    preamble, run = page(1), page(2, "Run the restore", vector=3)
+    asked = frozenset({"mitigation"})
+    sectioned = sectioned_documents([preamble, run])
+    assert section_intents(preamble, asked, sectioned) == frozenset()
+    assert section_intents(run, asked, sectioned) == {"mitigation"}
+    # Without its sections among the candidates the chunk may be a runbook of one section.
+    assert section_intents(preamble, asked) == {"mitigation"}
+    question = "how do I get the data back"
+    shown = fuse([preamble, run], ScopeHints(), question, term_df={}, tenant_chunks=100)
+    assert "intent:mitigation" not in shown[[e.chunk_id for e in shown].index(1)].hit_reasons
 
 
 def test_a_title_holds_the_other_spelling_of_its_phrasal_verb() -> None:
