@@ -2,9 +2,10 @@
 
 - **names**: a question (or alert) naming a runbook's alert exactly (``KubePodCrashLooping``),
   or in words ("statefulset replicas mismatch"), and a service the channel points at;
-- **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean" or
-  "what threshold" Meaning, "what breaks", "why should I care" or "what happens if" Impact,
-  "how do I check" Diagnosis — runbooks repeat the same words in every
+- **section intent**: "how do I fix" asks for Mitigation sections, "what does it mean",
+  "what threshold" or "is there a limit" Meaning, "what breaks", "why should I care", "what's
+  the impact on" or "what happens if" Impact, "how do I check" or "how do I figure out why"
+  Diagnosis — runbooks repeat the same words in every
   section, so the heading is what tells them apart;
 - **placeholders**: a section that only says TODO, TBD, N/A or "see below" answers nothing,
   however close its heading is to the question (its embedding is mostly the breadcrumb).
@@ -49,14 +50,26 @@ class ScopeHints:
         return tuple(reasons)
 
 
+# "how do I figure out why …" asks how to find something out, not what to do: Diagnosis.
+_FINDING_OUT = (
+    r"(?:check|see|find|tell|know|look|verify|confirm|figure|work out|determine|debug|"
+    r"diagnos|troubleshoot|investigat|identify|spot|detect)"
+)
+# "what's the impact on …", "what's wrong" ask how bad it is or where it broke, not what the
+# alert means: the subject after "what is" names the kind the question asks for.
+_NOT_A_MEANING = (
+    r"(?:the |our |its |their )?(?:impact|risk|damage|blast radius|consequence|effect|harm|"
+    r"danger|fallout|wrong|broken|causing|cause|fix|workaround|procedure|steps?)\b"
+)
+
 _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     # intent: (how a question asks for it, how a runbook heads it)
     "mitigation": (
         re.compile(
             r"\b(fix|fixe?s|resolve|mitigat\w*|remediat\w*|recover|workaround|get rid|shrink|"
             r"clean ?up|free up|reduce|increase|resize|grow|expand|restart|stop|unblock|"
-            r"how (?:do|can|should) (?:i|we)(?! (?:check|see|find|tell|know|look|verify|confirm))|"
-            r"how to(?! (?:check|see|find|tell|know|look|verify|confirm))|"
+            r"raise|bump|add more|scale (?:up|out)|"
+            rf"how (?:do|can|should) (?:i|we)(?! {_FINDING_OUT})|how to(?! {_FINDING_OUT})|"
             r"what (?:do|should|can) (?:i|we) do|get (?:it|them) back|disable|enable|"
             r"steps?|procedure)\b",
             re.I,
@@ -65,9 +78,13 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "diagnosis": (
         re.compile(
-            r"\b(check|find|which|why(?! (?:should|would|do) (?:i|we|anyone|you) care)|"
+            # "peers can't find one of the members" reports a symptom, it asks nobody to find.
+            r"\b(check|(?<!can't )(?<!cant )(?<!cannot )(?<!can not )find|which|"
+            r"why(?! (?:should|would|do) (?:i|we|anyone|you) care)|"
             r"cause[sd]?|investigat\w*|diagnos\w*|debug|query|queries|"
-            r"troubleshoot\w*|identify|confirm|look at|see|verify|logs?|what(?:'s| is) wrong|"
+            r"troubleshoot\w*|identify|detect(?:ing|ion)?|spot|confirm|look at|see|verify|logs?|"
+            r"what(?:['’]?s| is) (?:wrong|broken|causing)|"
+            r"figure out|find out|work out|determine|tell (?:if|whether|which|what|why|where|who)|"
             r"where (?:do|should|can) (?:i|we) (?:look|start)|where to (?:look|start)|"
             r"tell which)\b",
             re.I,
@@ -78,6 +95,7 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\b(impact\w*|affect\w*|break\w*|consequence\w*|risk\w*|serious|matter|harm\w*|"
             r"dangerous|bad|safe to ignore|ignore|users? notice|customers?|care|worr(?:y|ied)|"
+            r"damage|blast radius|fallout|effects? (?:on|of)|"
             r"what happens (?:if|when|to)|what (?:do|would|will) (?:we|i|they) lose|"
             r"stops? working|(?:get|gets|be|are) (?:cleaned|deleted|removed|collected)|"
             r"cleaned up)\b",
@@ -87,8 +105,20 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "meaning": (
         re.compile(
-            r"\b(mean\w*|what is|what's|what does|explain|description|about|threshold\w*|"
-            r"at what point|how close|counts? as|"
+            rf"\b(mean\w*|what(?: is|['’]s)(?! {_NOT_A_MEANING})|"
+            # "what does it want me to enable" asks what to do; "about" alone is mostly "about
+            # to expire", "complains about", "what do we do about it": only asking what a thing
+            # is about, or to be told about it, asks what it means.
+            r"what does(?! (?:it|this|that|the alert) wants?)|explain|description|"
+            r"what(?:['’]?s| is| are) (?:this|that|it|these|the \w+(?: alerts?)?) about|"
+            r"(?:tell (?:me|us)|more|details?|information|info|learn|know) about|"
+            r"threshold\w*|at what point|how close|counts? as|"
+            # Asking for the limit ("is there a limit", "how many … are allowed") asks for the
+            # section that states it.
+            r"is there (?:a|any) (?:\w+ )?(?:limit|max(?:imum)?|cap|ceiling|quota)|"
+            r"what(?: is|['’]?s) the (?:\w+ )?(?:limit|max(?:imum)?|cap|ceiling|upper bound)|"
+            r"(?:how (?:many|much|big|large|high|long)|max(?:imum)?|most)\b[^.?!]{0,60}\ballowed|"
+            r"before (?:it|the alert|this alert) (?:alerts|fires|triggers|goes off)|"
             r"considered (?:healthy|normal|fine|ok|fast|slow))\b|"
             r"fir(?:e|es|ing) (?:for|when|on)",
             re.I,

@@ -283,6 +283,8 @@ def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
         (("Diagnosis", "Slow disk"), "diagnosis"),
         (("Mitigation", "Purge volume"), "mitigation"),
         (("Meaning", "Check for slow queries"), "diagnosis"),
+        (("Detecting corrupted data",), "diagnosis"),
+        (("Scale up the ingesters",), "mitigation"),
     ],
 )
 def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
@@ -359,6 +361,86 @@ def test_impact_and_threshold_phrasings_ask_for_impact_and_meaning(
     question: str, intent: str
 ) -> None:
     assert question_intents(question) == {intent}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "nightly job failed, how do i figure out why",
+        "how do i find out what the slow requests are stuck on?",
+        "how do we work out whether the autoscaler is failing to add nodes?",
+        "how can i tell if the kube-proxy pods are even running",
+        "how do i debug the webhook timeouts",
+        "how to determine which member is behind",
+    ],
+)
+def test_asking_how_to_find_something_out_asks_for_diagnosis_not_a_fix(question: str) -> None:
+    assert question_intents(question) == {"diagnosis"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "rule evaluation failures, what's the impact on our dashboards?",
+        "remote write is behind, whats the blast radius for our alerts?",
+        "osd disk 90% busy, what's the risk for the storage clients?",
+        "what's the damage if the signer certificate expires?",
+    ],
+)
+def test_whats_the_impact_asks_for_impact_not_meaning(question: str) -> None:
+    assert question_intents(question) == {"impact"}
+
+
+def test_whats_wrong_asks_for_diagnosis_not_meaning() -> None:
+    assert question_intents("the node went notready, what's wrong with it") == {"diagnosis"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "node has 108 pods on it, is there a limit",
+        "ceph keeps filling up, is there a limit before it goes read-only?",
+        "whats the max size allowed for the etcd database?",
+        "how many clones of one rbd image are allowed before it alerts?",
+        "what's the maximum number of members allowed in one etcd cluster?",
+    ],
+)
+def test_asking_for_the_limit_asks_for_the_meaning_that_states_it(question: str) -> None:
+    assert question_intents(question) == {"meaning"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how do i increase the target limit",
+        "is it ok to just raise the cpu limit when throttling alerts fire",
+        "pvc running out of inodes, can i add more inodes?",
+        "should we scale out the ingesters",
+    ],
+)
+def test_raising_a_limit_or_adding_capacity_asks_what_to_do(question: str) -> None:
+    assert "mitigation" in question_intents(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "prometheus dropped targets because of the label limit, what do we do about it",
+        "the signer ca is about to expire, how do we rotate it",
+        "descheduler psi disabled alert, what does it want me to enable",
+    ],
+)
+def test_about_and_what_does_it_want_ask_what_to_do_not_what_it_means(question: str) -> None:
+    assert question_intents(question) == {"mitigation"}
+
+
+def test_what_an_alert_is_about_still_asks_for_meaning() -> None:
+    assert question_intents("what is this alert about") == {"meaning"}
+
+
+def test_a_symptom_that_cannot_find_something_is_no_request_to_find_it() -> None:
+    assert "diagnosis" not in question_intents("peers cant find one of the members")
+    assert "diagnosis" in question_intents("how do i find the member that is behind")
 
 
 def test_content_length_is_the_chunks_words_against_the_longest_candidate() -> None:
