@@ -287,7 +287,6 @@ def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
         (("Scale up the ingesters",), "mitigation"),
         # GitLab's runbooks head their procedure "What to do" (round 10).
         (("What to do",), "mitigation"),
-        (("What to do about it",), "mitigation"),
     ],
 )
 def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
