@@ -74,7 +74,10 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"steps?|procedure)\b",
             re.I,
         ),
-        re.compile(r"mitigat|remediat|resol|fix|recover|solution|workaround|procedure|steps", re.I),
+        re.compile(
+            r"mitigat|remediat|resol|fix|recover|solution|workaround|procedure|steps|what to do",
+            re.I,
+        ),
     ),
     "diagnosis": (
         re.compile(

@@ -285,6 +285,8 @@ def test_a_placeholder_section_goes_last_whatever_it_scores() -> None:
         (("Meaning", "Check for slow queries"), "diagnosis"),
         (("Detecting corrupted data",), "diagnosis"),
         (("Scale up the ingesters",), "mitigation"),
+        # GitLab's runbooks head their procedure "What to do" (round 10).
+        (("What to do",), "mitigation"),
     ],
 )
 def test_a_sections_kind_is_its_deepest_headings_or_the_action_that_heading_names(
