@@ -148,6 +148,15 @@ def fuse(
         if order[0] != 0:
             both = [e.score + section_scores[e.chunk_id] for e in scored]
             order = best_opening_first(order, documents, both)
+    if opening and order and intents == {"impact"}:
+        # "why should I care", "what happens to the pods if we ignore it": the question asks
+        # for the Impact alone, and a runbook's Impact rarely restates the alert's subject, so
+        # its Meaning or Mitigation outscores it on shared words. The first runbook opens with
+        # its Impact when one is among the candidates. (The same for Diagnosis alone lost dev
+        # rows, and for Meaning alone moved none: docs/answer-quality.md, round 10.)
+        impact = ["impact" in section_intents(e, intents, sectioned) for e in scored]
+        if not impact[order[0]]:
+            order = first_runbook_opens_with(order, [e.document_id for e in scored], impact)
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(

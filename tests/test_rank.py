@@ -520,6 +520,27 @@ def test_a_what_to_do_answer_does_not_open_on_an_aside_of_a_runbook_with_a_mitig
     assert shown[0].chunk_id != 1
 
 
+def test_a_question_that_asks_for_the_impact_alone_opens_on_the_runbooks_impact() -> None:
+    """ "what happens to the pods if we ignore it?": the Meaning and Mitigation restate the
+    alert's subject and outscore the Impact on shared words; the runbook still opens on its
+    Impact, keeping its place and its other sections after it."""
+    alert = "NodeFileDescriptorLimit"
+    words = ("file", "descriptor", "limit")
+    meaning = chunk(1, alert, "Meaning", vector=1, keyword=1, matched=words)
+    fix = chunk(2, alert, "Mitigation", vector=2, keyword=2, matched=words)
+    impact = chunk(3, alert, "Impact", vector=4, keyword=None)
+    other = chunk(4, "NodeHighLoad", "Meaning", vector=3, keyword=3, matched=("limit",))
+    found = [meaning, fix, impact, other]
+    df = {"file": 5, "descriptor": 2, "limit": 9, "pod": 20, "ignor": 1}
+    impact_alone = "file descriptor limit alert, what happens to the pods if we ignore it?"
+    shown = fuse(found, ScopeHints(), impact_alone, term_df=df, tenant_chunks=100)
+    assert shown[0].chunk_id == 3
+    assert {e.chunk_id for e in shown[:3]} == {1, 2, 3}
+    # A question that asks for more than the Impact keeps the section weights' choice.
+    both = "file descriptor limit alert, what happens if we ignore it and how do i fix it?"
+    assert fuse(found, ScopeHints(), both, term_df=df, tenant_chunks=100)[0].chunk_id != 3
+
+
 def page(chunk_id: int, *headings: str, vector: int = 1) -> Evidence:
     """A chunk of the Confluence page "Restore payments-db to a point in time", its path
     opening with its ancestors' titles (``ancestors › title › headings``)."""
