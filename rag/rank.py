@@ -70,8 +70,8 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"clean ?up|free up|reduce|increase|resize|grow|expand|restart|stop|unblock|"
             r"raise|bump|add more|scale (?:up|out)|"
             rf"how (?:do|can|should) (?:i|we)(?! {_FINDING_OUT})|how to(?! {_FINDING_OUT})|"
-            r"what (?:do|should|can) (?:i|we) do|get (?:it|them) back|disable|enable|"
-            r"steps?|procedure)\b",
+            r"what (?:do|should|can) (?:i|we) do|what to do|what now|get (?:it|them) back|"
+            r"disable|enable|steps?|procedure)\b",
             re.I,
         ),
         re.compile(

@@ -413,6 +413,14 @@ def test_asking_for_the_limit_asks_for_the_meaning_that_states_it(question: str)
 
 @pytest.mark.parametrize(
     "question",
+    ["clock skew on a node and tls errors, what to do", "KubeJobFailed fired again, what now"],
+)
+def test_what_to_do_and_what_now_ask_what_to_do(question: str) -> None:
+    assert question_intents(question) == {"mitigation"}
+
+
+@pytest.mark.parametrize(
+    "question",
     [
         "how do i increase the target limit",
         "is it ok to just raise the cpu limit when throttling alerts fire",
