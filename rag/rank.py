@@ -97,7 +97,8 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "impact": (
         re.compile(
             r"\b(impact\w*|affect\w*|break\w*|consequence\w*|risk\w*|serious|matter|harm\w*|"
-            r"dangerous|bad|safe to ignore|ignore|users? notice|customers?|care|worr(?:y|ied)|"
+            r"dangerous|bad|safe to ignore|ignore|(?:users?|customers?) (?:notice|see|feel|lose)|"
+            r"customer[- ]facing|care|worr(?:y|ied)|"
             r"damage|blast radius|fallout|effects? (?:on|of)|"
             r"what happens (?:if|when|to)|what (?:do|would|will) (?:we|i|they) lose|"
             r"stops? working|(?:get|gets|be|are) (?:cleaned|deleted|removed|collected)|"

@@ -381,6 +381,21 @@ def test_asking_how_to_find_something_out_asks_for_diagnosis_not_a_fix(question:
 
 
 @pytest.mark.parametrize(
+    ("question", "intents"),
+    [
+        ("ceph osd over 80% full, can the customer just delete data?", set()),
+        ("customer blocked by the waf, false positive, what do i collect", set()),
+        ("the api is down, do customers notice?", {"impact"}),
+        ("is this customer-facing or internal only?", {"impact"}),
+    ],
+)
+def test_a_customer_named_in_a_question_asks_for_impact_only_when_they_notice(
+    question: str, intents: set[str]
+) -> None:
+    assert question_intents(question) == intents
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "rule evaluation failures, what's the impact on our dashboards?",
