@@ -221,3 +221,30 @@ async def test_also_see_passes_over_a_step_of_two_sentences() -> None:
     ]
     verification = verify_draft(draft, excerpts)
     assert verification.problems == () and verification.text == draft.text
+
+
+async def test_a_procedure_section_with_nothing_to_show_gives_way_to_the_next_one() -> None:
+    # The best-ranked Mitigation section holds only a two-sentence step: the next one shows.
+    excerpts = (
+        WAREHOUSE[0],
+        in_runbook(
+            2,
+            "- Stop the email-notifier consumers first. Then move the partition past the bad "
+            "offset.\n",
+            KAFKA,
+            34,
+            KAFKA_TITLE,
+            "Mitigation",
+            "Skip a poison-pill message",
+        ),
+        *WAREHOUSE[2:],
+    )
+    draft = await ExtractiveAnswerer().answer(
+        "the warehouse pick queue is empty during business hours", excerpts
+    )
+
+    assert also_see(draft)[0].startswith(
+        f"Also see *{KAFKA_TITLE} › Mitigation › Scale the consumers*: More consumers"
+    )
+    verification = verify_draft(draft, excerpts)
+    assert verification.problems == () and verification.text == draft.text

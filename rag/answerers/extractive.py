@@ -328,30 +328,25 @@ def _also_see_procedure(
     sectioned = sectioned_documents(e.evidence for e in excerpts)
     if _is_procedure(lead, sectioned):
         return 0
-    procedure = next(
-        (
-            e
-            for e in excerpts
-            if e.evidence.document_id == lead.evidence.document_id
-            and (e.evidence.document_id, e.evidence.section) not in seen
-            # Only a runbook written in the usual sections has "its procedure": in a long
-            # document of many topics (an FAQ) a section headed "... how do I fix it?" is
-            # another topic's answer.
-            and under_section_word(e.evidence, "mitigation")
-        ),
-        None,
-    )
-    if procedure is None:
-        return 0
     quoted = {c.quote for c in answer.citations}
-    steps = [p for p in cut_passages(procedure.evidence.content) if _seeable(p, quoted)]
-    if not steps:
-        return 0
-    opening = steps[:_FIRST_COMMAND_WITHIN]
-    step = next((p for p in opening if p.code is not None), steps[0])
-    seen.add((procedure.evidence.document_id, procedure.evidence.section))
-    _see(answer, procedure, step)
-    return 1
+    for procedure in excerpts:
+        evidence = procedure.evidence
+        where = (evidence.document_id, evidence.section)
+        # Only a runbook written in the usual sections has "its procedure": in a long document
+        # of many topics (an FAQ) a section headed "... how do I fix it?" answers another topic.
+        if (
+            evidence.document_id != lead.evidence.document_id
+            or where in seen
+            or not under_section_word(evidence, "mitigation")
+        ):
+            continue
+        steps = [p for p in cut_passages(evidence.content) if _seeable(p, quoted)]
+        if steps:
+            opening = steps[:_FIRST_COMMAND_WITHIN]
+            seen.add(where)
+            _see(answer, procedure, next((p for p in opening if p.code is not None), steps[0]))
+            return 1
+    return 0
 
 
 def _is_procedure(excerpt: Excerpt, sectioned: frozenset[str]) -> bool:
