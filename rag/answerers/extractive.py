@@ -6,7 +6,9 @@ answers (never from the middle of a paragraph): paragraphs, steps, tables and co
 or not at all (never half a command), under a short line cap, one citation marker per paragraph
 or step. A section that points at another runbook among the sources ("Follow
 `deploys/rollback`.") is followed by that runbook's steps. Then "also see" one sentence from
-each of the next sources, with the command it introduces. Passages are scored by the question
+each of the next sources, with the command it introduces; when the lead is not what to do, the
+first of them is the lead runbook's procedure (its Mitigation), whatever its rank, unless the
+question asks only what the alert means or breaks. Passages are scored by the question
 terms they share, weighted by how rare each term is among the passages, to pick where the
 section starts answering and which sentence of another source to show. Every quote is
 verbatim, so drafts pass ``verify_draft`` by construction.
@@ -21,7 +23,9 @@ from dataclasses import dataclass, field
 
 from rag.answerers._passages import CodeBlock, Passage, Unit, cut_passages, cut_units
 from rag.answers import Draft, DraftCitation
+from rag.claims import cut_claims
 from rag.evidence import Excerpt
+from rag.rank import question_intents, section_intents, sectioned_documents, under_section_word
 from rag.terms import question_terms, term_set
 from rag.verify import MIN_QUOTE_WORDS, find_markers, normalize_quote
 
@@ -33,6 +37,15 @@ MAX_CODE_LINES = 15
 MAX_ALSO_SEE = 2
 # An "also see" line carries a command of at most this many lines, or it picks another sentence.
 MAX_ALSO_SEE_CODE_LINES = 6
+# The procedure's "also see" line shows its first command when one is among its first this many
+# sentences (after "Create a default storage class for OpenShift, virtualization, or both." and
+# one remark comes "Create a default OpenShift storage class by running the following
+# command:"); a command further down answers a later step, so the opening step shows instead.
+_FIRST_COMMAND_WITHIN = 3
+# A question that asks only these is about the alert, not about what to do.
+_ABOUT_THE_ALERT = frozenset({"impact", "meaning"})
+# Asked as a question that asks what to do, ``section_intents`` counts an operation's heading.
+_WHAT_TO_DO = frozenset({"mitigation"})
 # Longer passages read as a wall of text in Slack; a runbook rarely needs one to answer.
 _MAX_PASSAGE_CHARS = 600
 # A paragraph or step is quoted whole up to this length, else from its start up to a sentence.
@@ -53,6 +66,8 @@ _ACTION_VERBS = frozenset(
     purge raise reduce remove restart restore roll route run scale send set start stop switch
     test turn update use verify wait warn""".split()
 )
+# A sentence end as ``rag.claims`` finds one: a full stop, spaces, something that starts a sentence.
+_SENTENCE_GAP = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9`\"'*(\[])")
 _ACTION_HEADING = re.compile(
     r"mitigat|remediat|resolv|recover|rollback|roll back|workaround|fix|steps|procedure", re.I
 )
@@ -118,7 +133,8 @@ class ExtractiveAnswerer:
         _quote_section(answer, lead, [s for s in scored if s.excerpt is lead])
         followed = _follow_pointer(answer, lead, excerpts)
         seen = {(e.evidence.document_id, e.evidence.section) for e in (lead, *followed)}
-        _also_see(answer, scored, seen)
+        shown = _also_see_procedure(answer, question, lead, excerpts, seen)
+        _also_see(answer, scored, seen, MAX_ALSO_SEE - shown)
         text = "\n".join(answer.lines)
         return Draft("answered", text, tuple(answer.citations), provider=self.name)
 
@@ -293,42 +309,115 @@ def _quote_best_passage(answer: _Answer, excerpt: Excerpt, scored: list[_Scored]
         )
 
 
-def _also_see(answer: _Answer, scored: list[_Scored], seen: set[tuple[str, str]]) -> None:
+def _also_see_procedure(
+    answer: _Answer,
+    question: str,
+    lead: Excerpt,
+    excerpts: Sequence[Excerpt],
+    seen: set[tuple[str, str]],
+) -> int:
+    """When the lead is not what to do, the first "also see" line is its runbook's procedure
+    (Mitigation, Remediation, …) among the sources: its opening step, or the step that
+    carries its first command when one comes that early. Returns the lines it added (0 or 1).
+
+    A question that asks only what an alert means or what it breaks ("at what point does it
+    turn critical?") gets the other sources instead: the procedure answers another question."""
+    asked = question_intents(question)
+    if asked and asked <= _ABOUT_THE_ALERT:
+        return 0
+    sectioned = sectioned_documents(e.evidence for e in excerpts)
+    if _is_procedure(lead, sectioned):
+        return 0
+    quoted = {c.quote for c in answer.citations}
+    for procedure in excerpts:
+        evidence = procedure.evidence
+        where = (evidence.document_id, evidence.section)
+        # Only a runbook written in the usual sections has "its procedure": in a long document
+        # of many topics (an FAQ) a section headed "... how do I fix it?" answers another topic.
+        if (
+            evidence.document_id != lead.evidence.document_id
+            or where in seen
+            or not under_section_word(evidence, "mitigation")
+        ):
+            continue
+        steps = [p for p in cut_passages(evidence.content) if _seeable(p, quoted)]
+        if steps:
+            opening = steps[:_FIRST_COMMAND_WITHIN]
+            seen.add(where)
+            _see(answer, procedure, next((p for p in opening if p.code is not None), steps[0]))
+            return 1
+    return 0
+
+
+def _is_procedure(excerpt: Excerpt, sectioned: frozenset[str]) -> bool:
+    """Whether the section says what to do: under Mitigation (or Remediation, …), or headed by
+    an operation ("Unplanned failover")."""
+    evidence = excerpt.evidence
+    return under_section_word(evidence, "mitigation") or "mitigation" in section_intents(
+        evidence, _WHAT_TO_DO, sectioned
+    )
+
+
+def _seeable(passage: Passage, quoted: set[str]) -> bool:
+    """Whether an "also see" line can show the passage: one quotable sentence, not yet quoted,
+    with the command it introduces when it introduces one ("Raise `maxmemory` temporarily:"),
+    and never a sentence cut off at its colon."""
+    text = passage.text
+    if not _quotable_text(passage) or _table_row(text) or text in quoted or not _one_claim(text):
+        return False
+    code = passage.code
+    if code is None:
+        return not text.endswith(":")
+    return _quotable_code(code) and _code_lines(code) <= MAX_ALSO_SEE_CODE_LINES
+
+
+def _one_claim(text: str) -> bool:
+    # Verification checks each sentence of an answer on its own, and the sentence that holds
+    # the "Also see *…*:" label is no part of the quote: a list item of two sentences would
+    # lose its first one, label and all, and read as a fragment.
+    return len(cut_claims(text)) == 1
+
+
+def _see(answer: _Answer, excerpt: Excerpt, passage: Passage) -> None:
+    """One "also see" line: the source's section, the passage, and its command if it has one."""
+    n = excerpt.n
+    line = f"Also see *{_label(excerpt.evidence.section)}*: {passage.text}"
+    citations = [DraftCitation(n, passage.text)]
+    if passage.code is not None:
+        line += f"\n{_fenced(passage.code)}\n[{n}]"
+        citations.append(DraftCitation(n, passage.code.quote))
+    else:
+        line += f" [{n}]"
+    answer.lines.append(line)
+    answer.citations.extend(citations)
+
+
+def _label(section: str) -> str:
+    # A heading that reads as the end of a sentence ("Mitigation › 4. Verify Resolution", "How
+    # do you prevent DDoS attacks? › …") would cut the line in two for verification, and the
+    # half with the label, carrying no marker, would be dropped: a no-break space keeps it whole.
+    return _SENTENCE_GAP.sub("\u00a0", section)
+
+
+def _also_see(
+    answer: _Answer, scored: list[_Scored], seen: set[tuple[str, str]], limit: int
+) -> None:
     """One sentence from each of the next best sources, each from another section; a sentence
     that introduces a command ("Raise `maxmemory` temporarily:") carries it, or is passed
     over for another."""
     quoted = {c.quote for c in answer.citations}
     shown = 0
     for item in sorted(scored, key=lambda s: (s.excerpt.n, -s.score, s.passage.position)):
+        if shown == limit:
+            break
         evidence = item.excerpt.evidence
         where = (evidence.document_id, evidence.section)
-        passage = item.passage
-        if (
-            where in seen
-            or not _quotable_text(passage)
-            or _table_row(passage.text)
-            or passage.text in quoted
-            or shown == MAX_ALSO_SEE
-        ):
-            continue
-        code = passage.code if passage.text.endswith(":") else None
-        if passage.text.endswith(":") and (
-            code is None or not _quotable_code(code) or _code_lines(code) > MAX_ALSO_SEE_CODE_LINES
-        ):
+        if where in seen or not _seeable(item.passage, quoted):
             continue
         seen.add(where)
-        quoted.add(passage.text)
+        quoted.add(item.passage.text)
         shown += 1
-        n = item.excerpt.n
-        line = f"Also see *{evidence.section}*: {passage.text}"
-        citations = [DraftCitation(n, passage.text)]
-        if code is not None:
-            line += f"\n{_fenced(code)}\n[{n}]"
-            citations.append(DraftCitation(n, code.quote))
-        else:
-            line += f" [{n}]"
-        answer.lines.append(line)
-        answer.citations.extend(citations)
+        _see(answer, item.excerpt, item.passage)
 
 
 def _holds(unit: Unit, position: int) -> bool:
