@@ -148,6 +148,18 @@ def fuse(
         if order[0] != 0:
             both = [e.score + section_scores[e.chunk_id] for e in scored]
             order = best_opening_first(order, documents, both)
+    if (
+        opening
+        and order
+        and intents == {"mitigation"}
+        and "mitigation" not in section_intents(scored[order[0]], intents, sectioned)
+    ):
+        # A question that asks only what to do ("… what do we do about it") and whose runbook
+        # opens on its Meaning, Impact or Diagnosis opens instead on that runbook's Mitigation
+        # when the runbook is written in the usual sections (one that heads its parts by what
+        # they do keeps the section weights' choice: that lost dev rows, round 10).
+        usual = [under_section_word(e, "mitigation") for e in scored]
+        order = first_runbook_opens_with(order, [e.document_id for e in scored], usual)
     if opening and order and intents == {"impact"}:
         # "why should I care", "what happens to the pods if we ignore it": the question asks
         # for the Impact alone, and a runbook's Impact rarely restates the alert's subject, so

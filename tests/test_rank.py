@@ -564,6 +564,25 @@ def test_a_question_that_asks_for_the_impact_alone_opens_on_the_runbooks_impact(
     assert fuse(found, ScopeHints(), both, term_df=df, tenant_chunks=100)[0].chunk_id != 3
 
 
+def test_a_question_that_asks_only_what_to_do_opens_on_the_runbooks_mitigation() -> None:
+    """ "prometheus dropped targets because of the label limit, what do we do about it": the
+    Meaning restates the alert's words and outscores the Mitigation; a runbook written in the
+    usual sections opens on its Mitigation."""
+    alert = "PrometheusLabelLimitHit"
+    words = ("label", "limit", "target")
+    meaning = replace(
+        chunk(1, alert, "Meaning", vector=1, keyword=1, matched=words, content="words " * 80),
+        cosine=0.8,
+        bm25=12.0,
+    )
+    fix = replace(chunk(2, alert, "Mitigation", vector=9, keyword=None), cosine=0.3)
+    other = chunk(3, "PrometheusTargetLimitHit", "Meaning", vector=2, keyword=2, matched=words)
+    df = {"label": 5, "limit": 9, "target": 9, "drop": 4}
+    question = "prometheus dropped targets because of the label limit, what do we do about it"
+    shown = fuse([meaning, fix, other], ScopeHints(), question, term_df=df, tenant_chunks=100)
+    assert shown[0].chunk_id == 2
+
+
 def page(chunk_id: int, *headings: str, vector: int = 1) -> Evidence:
     """A chunk of the Confluence page "Restore payments-db to a point in time", its path
     opening with its ancestors' titles (``ancestors › title › headings``)."""
