@@ -20,6 +20,7 @@ PAIRS = (
     ("config", "configuration"),
     ("db", "database"),
     ("k8s", "kubernetes"),
+    ("max", "maximum"),
     ("prod", "production"),
     ("repo", "repository"),
 )

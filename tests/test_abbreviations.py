@@ -18,6 +18,8 @@ from rag.retrieve import searched_text
         ("both DBs and their certificates", (("dbs", "database"), ("certificates", "cert"))),
         ("k8s config drift", (("k8s", "kubernetes"), ("config", "configuration"))),
         ("push to the prod repo", (("prod", "production"), ("repo", "repository"))),
+        ("what's the max number of members allowed", (("max", "maximum"),)),
+        ("What is maximum cluster size?", (("maximum", "max"),)),
     ],
 )
 def test_an_abbreviation_or_its_word_gives_the_other_spelling(
@@ -34,6 +36,7 @@ def test_an_abbreviation_or_its_word_gives_the_other_spelling(
         "configure the reporter",
         "certbot renew",
         "which revision is inside snapshot.db",
+        "maxmemory is 14gb",
     ],
 )
 def test_words_that_only_start_like_an_abbreviation_and_file_extensions_give_nothing(
