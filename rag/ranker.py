@@ -165,7 +165,8 @@ def fuse(
         # for the Impact alone, and a runbook's Impact rarely restates the alert's subject, so
         # its Meaning or Mitigation outscores it on shared words. The first runbook opens with
         # its Impact when one is among the candidates. (The same for Diagnosis alone lost dev
-        # rows, and for Meaning alone moved none: docs/answer-quality.md, round 10.)
+        # rows; for Meaning alone it moved no dev row and cost test rows: docs/answer-quality.md,
+        # round 10.)
         impact = ["impact" in section_intents(e, intents, sectioned) for e in scored]
         if not impact[order[0]]:
             order = first_runbook_opens_with(order, [e.document_id for e in scored], impact)
