@@ -24,16 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
-from slack_sdk.web.async_client import AsyncWebClient
 
-from bench.slack_mentions import golden_questions, percentile
+from bench.slack_mentions import SECRET, golden_questions, percentile, slack_app_on_fake
 from bot.core.channel_settings import set_channel_switch
 from bot.core.tasks import BackgroundTasks
 from rag import Settings, add_workspace, open_runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
-from tests.slack_harness import served_app
 
-SECRET = "bench-signing-secret"
 TEAM = "T_BENCH"
 ALERT_TEXT = (
     "*Alert:* Consumer group lag is growing - `warning`\n*Details:*\n"
@@ -72,16 +69,12 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         channels = [f"C_BENCH_ALERTS{i:03d}" for i in range(args.channels)]
         for channel in channels:
             await set_channel_switch(runtime.store, "acme", TEAM, channel, "alerts", True)
-        async with FakeSlack() as slack:
-            client = AsyncWebClient(token=f"xoxb-{TEAM}", base_url=slack.base_url)
-            async with served_app(
-                settings=settings, service=runtime.service, store=runtime.store, client=client
-            ) as served:
-                sender = SlackSender(served.events_url, SECRET)
-                before = loadavg()
-                progress = await measure_progress(sender, slack, served.tasks, questions, args)
-                cards = await measure_alerts(sender, slack, served.tasks, channels, args)
-                after = loadavg()
+        async with slack_app_on_fake(settings, runtime, TEAM) as bench:
+            sender, slack, tasks = bench.sender, bench.slack, bench.served.tasks
+            before = loadavg()
+            progress = await measure_progress(sender, slack, tasks, questions, args)
+            cards = await measure_alerts(sender, slack, tasks, channels, args)
+            after = loadavg()
     return {
         **progress,
         **cards,

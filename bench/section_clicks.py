@@ -27,20 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bench.alert_posts import loadavg
 from bench.results_file import machine_facts, write_result
-from bench.slack_mentions import golden_questions, percentile
+from bench.slack_mentions import SECRET, golden_questions, percentile, slack_app_on_fake
 from bot.teams.tenancy import add_teams_tenant
 from rag import Settings, add_workspace, open_runtime
 from tests.adaptive_cards import card_of
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
-from tests.slack_harness import served_app
 from tests.teams_harness import invoke, mention, served_teams, teams_settings
 
-SECRET = "bench-signing-secret"
 TEAM, CHANNEL = "T_BENCH", "C_BENCH"
 AAD = "5c0ffee0-cccc-4ddd-8eee-0123456789ab"
 
@@ -127,20 +124,15 @@ async def measure_slack(
 ) -> Clicks:
     clicks = Clicks()
     await add_workspace(runtime.store, TEAM, "acme")
-    async with FakeSlack() as slack:
-        client = AsyncWebClient(token=f"xoxb-{TEAM}", base_url=slack.base_url)
-        async with served_app(
-            settings=settings, service=runtime.service, store=runtime.store, client=client
-        ) as served:
-            sender = SlackSender(served.events_url, SECRET)
-            for i, question in enumerate(questions):
-                ts = f"{1900000000 + i}.000100"
-                event = {"type": "app_mention", "user": "U_BENCH", "channel": CHANNEL, "ts": ts}
-                text = f"<@{BOT_USER_ID}> {question}"
-                assert (await sender.event({**event, "text": text}, team_id=TEAM)).status == 200
-                [post] = await slack.wait_for("chat.postMessage", where=in_thread(ts))
-                await press_slack(slack, sender, post, per_answer, clicks)
-            await served.tasks.drain(60)
+    async with slack_app_on_fake(settings, runtime, TEAM) as bench:
+        for i, question in enumerate(questions):
+            ts = f"{1900000000 + i}.000100"
+            event = {"type": "app_mention", "user": "U_BENCH", "channel": CHANNEL, "ts": ts}
+            text = f"<@{BOT_USER_ID}> {question}"
+            assert (await bench.sender.event({**event, "text": text}, team_id=TEAM)).status == 200
+            [post] = await bench.slack.wait_for("chat.postMessage", where=in_thread(ts))
+            await press_slack(bench.slack, bench.sender, post, per_answer, clicks)
+        await bench.served.tasks.drain(60)
     return clicks
 
 

@@ -17,6 +17,9 @@ import asyncio
 import json
 import math
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -24,8 +27,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.tasks import BackgroundTasks
 from rag import Settings, add_workspace, open_runtime
+from rag.runtime import Runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
-from tests.slack_harness import served_app
+from tests.slack_harness import ServedApp, served_app
 
 SECRET = "bench-signing-secret"
 WARMUP = 5
@@ -49,15 +53,30 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     async with open_runtime(settings) as runtime:
         await runtime.ingest(args.corpus, tenant=None, prune=False, progress=False)
         await add_workspace(runtime.store, "T_BENCH", "acme")
-        service = runtime.service
-        async with FakeSlack() as slack:
-            client = AsyncWebClient(token="xoxb-T_BENCH", base_url=slack.base_url)
-            async with served_app(
-                settings=settings, service=service, store=runtime.store, client=client
-            ) as served:
-                sender = SlackSender(served.events_url, SECRET)
-                report = await measure(sender, slack, served.tasks, questions, args)
-    return {**report, "answerer": service.answerer.name}
+        async with slack_app_on_fake(settings, runtime, "T_BENCH") as bench:
+            report = await measure(bench.sender, bench.slack, bench.served.tasks, questions, args)
+    return {**report, "answerer": runtime.service.answerer.name}
+
+
+@dataclass(frozen=True)
+class SlackBench:
+    slack: FakeSlack
+    served: ServedApp
+    sender: SlackSender
+
+
+@asynccontextmanager
+async def slack_app_on_fake(
+    settings: Settings, runtime: Runtime, team: str
+) -> AsyncIterator[SlackBench]:
+    """The Slack app as ``runbook serve`` builds it, calling a fake Slack with ``team``'s bot
+    token, and a sender that signs events as Slack does (``settings`` holds ``SECRET``)."""
+    async with FakeSlack() as slack:
+        client = AsyncWebClient(token=f"xoxb-{team}", base_url=slack.base_url)
+        async with served_app(
+            settings=settings, service=runtime.service, store=runtime.store, client=client
+        ) as served:
+            yield SlackBench(slack, served, SlackSender(served.events_url, SECRET))
 
 
 async def measure(
