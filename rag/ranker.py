@@ -123,11 +123,10 @@ def fuse(
         )
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
+    documents = [e.document_id for e in scored]
     order = list(range(len(scored)))
     if opening:
-        order = sections_in_place(
-            [e.document_id for e in scored], [section_scores[e.chunk_id] for e in scored]
-        )
+        order = sections_in_place(documents, [section_scores[e.chunk_id] for e in scored])
     if (
         opening
         and "mitigation" in intents
@@ -141,7 +140,6 @@ def fuse(
         # is best by both orders opens the answer: "how do I fail over the payments database?"
         # opened on the gateway runbook's PSP failover, or on the aside itself, because its
         # "Known failure modes › Database failover in progress" ranked first.
-        documents = [e.document_id for e in scored]
         if order[0] == 0:
             usual = [under_section_word(e, "mitigation") for e in scored]
             order = first_runbook_opens_with(order, documents, usual)
@@ -159,7 +157,7 @@ def fuse(
         # when the runbook is written in the usual sections (one that heads its parts by what
         # they do keeps the section weights' choice: that lost dev rows, round 10).
         usual = [under_section_word(e, "mitigation") for e in scored]
-        order = first_runbook_opens_with(order, [e.document_id for e in scored], usual)
+        order = first_runbook_opens_with(order, documents, usual)
     if opening and order and intents == {"impact"}:
         # "why should I care", "what happens to the pods if we ignore it": the question asks
         # for the Impact alone, and a runbook's Impact rarely restates the alert's subject, so
@@ -169,7 +167,7 @@ def fuse(
         # round 10.)
         impact = ["impact" in section_intents(e, intents, sectioned) for e in scored]
         if not impact[order[0]]:
-            order = first_runbook_opens_with(order, [e.document_id for e in scored], impact)
+            order = first_runbook_opens_with(order, documents, impact)
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
