@@ -17,8 +17,10 @@ from rag.markers import code_spans, find_markers, marker_numbers
 
 # A marker's claim takes the punctuation, spaces and line break that follow the marker.
 _MARKER_TAIL = re.compile(r"[.,;:!?)]*[ \t]*\n?")
-# A full stop, then spaces, then something that can start a sentence; or a line break.
-_BREAK = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9`\"'*(\[])|\n")
+# A sentence end inside a line: a full stop, then spaces, then something that can start a
+# sentence. A claim also ends at a line break.
+SENTENCE_GAP = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9`\"'*(\[])")
+_BREAK = re.compile(SENTENCE_GAP.pattern + r"|\n")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "No.")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}).*$", re.MULTILINE)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from rag.answerers._passages import CodeBlock, Passage, Unit, cut_passages, cut_units
 from rag.answers import Draft, DraftCitation
-from rag.claims import cut_claims
+from rag.claims import SENTENCE_GAP, cut_claims
 from rag.evidence import Excerpt
 from rag.rank import question_intents, section_intents, sectioned_documents, under_section_word
 from rag.terms import question_terms, term_set
@@ -66,8 +66,6 @@ _ACTION_VERBS = frozenset(
     purge raise reduce remove restart restore roll route run scale send set start stop switch
     test turn update use verify wait warn""".split()
 )
-# A sentence end as ``rag.claims`` finds one: a full stop, spaces, something that starts a sentence.
-_SENTENCE_GAP = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9`\"'*(\[])")
 _ACTION_HEADING = re.compile(
     r"mitigat|remediat|resolv|recover|rollback|roll back|workaround|fix|steps|procedure", re.I
 )
@@ -396,7 +394,7 @@ def _label(section: str) -> str:
     # A heading that reads as the end of a sentence ("Mitigation › 4. Verify Resolution", "How
     # do you prevent DDoS attacks? › …") would cut the line in two for verification, and the
     # half with the label, carrying no marker, would be dropped: a no-break space keeps it whole.
-    return _SENTENCE_GAP.sub("\u00a0", section)
+    return SENTENCE_GAP.sub("\u00a0", section)
 
 
 def _also_see(
