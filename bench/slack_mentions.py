@@ -26,8 +26,7 @@ from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.tasks import BackgroundTasks
-from rag import Settings, add_workspace, open_runtime
-from rag.runtime import Runtime
+from rag import Runtime, Settings, add_workspace, open_runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
 from tests.slack_harness import ServedApp, served_app
 
