@@ -8,7 +8,6 @@ here so ``rag`` never has to know about Slack, Teams or the benchmarks.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import sys
@@ -17,45 +16,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
-
 from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue
-from bot.core.metrics import BotMetrics
-from bot.core.owner_queue import OwnerMessenger
-from bot.core.owners import Surface, default_owner
-from bot.core.source_alerts import SourceFailureReports
-from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
-from bot.core.source_runs import cipher_or_none
-from bot.core.tasks import BackgroundTasks
+from bot.core.owners import default_owner
 from bot.core.token_cipher import TokenCipher, generate_key
-from bot.core.upkeep import upkeep_running
 from bot.owners_cli import HANDLERS as OWNER_HANDLERS
 from bot.owners_cli import add_owner_commands
-from bot.server import AddRoutes, build_internal_app, build_web_app, run_http
-from bot.slack.app import SLACK_TIMEOUT_S, build_app
+from bot.serve_roles import serve_web, serve_worker
 from bot.slack.blocks import Card, render_result
-from bot.slack.clients import web_api_session
 from bot.slack.modes import SlackMode, slack_mode
-from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.reseal import reseal_tokens
-from bot.slack.routes import slack_routes
-from bot.slack.socket_mode import run_socket_mode
-from bot.source_hooks import source_hook_routes
 from bot.sources_cli import add_source_commands, source_command
-from bot.teams.app import build_teams_app
+from bot.supervisor import follow_parent, supervise
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
 from bot.teams.graph_config import graph_alerts_problem
-from bot.teams.graph_subscriptions import graph_schedule_running
-from bot.teams.owner_messages import TeamsOwnerMessenger
-from bot.teams.routes import teams_routes
 from rag import (
-    Runtime,
     Settings,
-    Store,
     build_parser,
     format_ask_result,
     open_runtime,
@@ -112,6 +88,15 @@ def _add_commands(commands: Any) -> None:
     for parser in (serve, start):
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
+    serve.add_argument(
+        "--role",
+        choices=("web", "worker", "all"),
+        default="all",
+        help="web: verify, dedupe, queue and ack; worker: run the queued jobs; all (default): "
+        "one web process and RUNBOOK_WORKERS workers, supervised",
+    )
+    # A child of `--role all` is told its place; nobody else passes it.
+    serve.add_argument("--slot", type=int, help=argparse.SUPPRESS)
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
     secrets = commands.add_parser("secrets", help="encryption keys for Slack tokens at rest")
     secrets_actions = secrets.add_subparsers(dest="action", required=True)
@@ -149,7 +134,13 @@ async def _serve_command(args: argparse.Namespace, settings: Settings) -> int:
     if problem:
         print(f"runbook serve: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    return await _serve(settings, slack, teams)
+    if args.slot is not None:
+        follow_parent()
+    if args.role == "web":
+        return await serve_web(settings, slack, teams)
+    if args.role == "worker":
+        return await serve_worker(settings, slack, teams, slot=args.slot)
+    return await supervise(settings)
 
 
 async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -165,7 +156,7 @@ async def _start_command(args: argparse.Namespace, settings: Settings) -> int:
         )
         return EXIT_USAGE
     if slack.kind is not None or teams.kind is not None:
-        return await _serve(settings, slack, teams)
+        return await supervise(settings)
     print(f"runbook start: {slack.explain()}; running the local demo instead", file=sys.stderr)
     return await run_demo(settings, args.corpus)
 
@@ -184,120 +175,6 @@ def _surface_problem(settings: Settings, slack: SlackMode, teams: TeamsMode) -> 
             f"listens on a loopback address (127.0.0.1, ::1), not {settings.host!r}"
         )
     return graph_alerts_problem(settings, teams)
-
-
-async def _serve(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
-    async with open_runtime(settings) as runtime, web_api_session(SLACK_TIMEOUT_S) as session:
-        jobs = await JobQueue.open(runtime.store, settings)
-        try:
-            await _serve_with(settings, slack, teams, runtime, jobs, session)
-        finally:
-            await jobs.close()
-    return 0
-
-
-async def _serve_with(
-    settings: Settings,
-    slack: SlackMode,
-    teams: TeamsMode,
-    runtime: Runtime,
-    jobs: JobQueue,
-    session: aiohttp.ClientSession,
-) -> None:
-    tasks, metrics, handlers = BackgroundTasks(), BotMetrics(), JobHandlers()
-    surfaces: list[AddRoutes] = []
-    app, teams_app = None, None
-    if slack.kind is not None:
-        app = build_app(
-            settings=settings,
-            service=runtime.service,
-            store=runtime.store,
-            client=None,
-            tasks=tasks,
-            metrics=metrics,
-            jobs=jobs,
-            job_handlers=handlers,
-            session=session,
-        )
-        if slack.kind == "http":
-            surfaces.append(slack_routes(app, metrics))
-    if teams.kind is not None:
-        if teams.kind == "local":
-            logger.warning(
-                "Teams local mode (TEAMS_ALLOW_UNAUTHENTICATED=true): activities without a "
-                "token are accepted and replies are sent unsigned; never use it in production"
-            )
-        teams_app = build_teams_app(
-            settings=settings,
-            mode=teams,
-            service=runtime.service,
-            store=runtime.store,
-            tasks=tasks,
-            metrics=metrics,
-            jobs=jobs,
-            job_handlers=handlers,
-        )
-        surfaces.append(teams_routes(teams_app))
-    owners: dict[Surface, OwnerMessenger] = {}
-    slack_owners: SlackOwnerMessenger | None = None
-    if app is not None:
-        slack_owners = SlackOwnerMessenger(
-            store=runtime.store,
-            client=app.client,
-            installations=app.installation_store,
-            api_url=settings.slack_api_url,
-        )
-        owners["slack"] = slack_owners
-    if teams_app is not None:
-        owners["teams"] = TeamsOwnerMessenger(teams_app.bot)
-    cipher = cipher_or_none(settings)
-    handlers.register(
-        SYNC_KIND,
-        SourceSyncJob(
-            store=runtime.store,
-            embedder=runtime.embedder,
-            settings=settings,
-            cipher=cipher,
-            on_outcome=(
-                None if slack_owners is None else SourceFailureReports(runtime.store, slack_owners)
-            ),
-        ),
-    )
-    surfaces.append(source_hook_routes(runtime.store, jobs, cipher))
-    worker = JobWorker(jobs, handlers, tasks=tasks, metrics=JobMetrics(metrics.registry))
-    web_app = build_web_app(surfaces=surfaces)
-    internal_app = build_internal_app(
-        store=runtime.store,
-        rag_metrics=runtime.service.metrics,
-        bot_metrics=metrics,
-        database=jobs.database,
-    )
-    async with (
-        upkeep_running(runtime.store, owners, settings),
-        source_schedule_running(runtime.store, jobs, settings),
-        _graph_schedule(runtime.store, jobs, settings, teams_app is not None),
-    ):
-        if app is not None and slack.kind == "socket" and settings.slack_app_token is not None:
-            await run_socket_mode(
-                app,
-                web_app,
-                internal_app,
-                app_token=settings.slack_app_token.get_secret_value(),
-                settings=settings,
-                tasks=tasks,
-                worker=worker,
-            )
-        else:
-            await run_http(web_app, internal_app, settings=settings, tasks=tasks, worker=worker)
-
-
-def _graph_schedule(
-    store: Store, jobs: JobQueue, settings: Settings, serves_teams: bool
-) -> contextlib.AbstractAsyncContextManager[None]:
-    """The Graph subscription schedule where this replica serves Teams' Graph alert posts."""
-    if serves_teams and settings.teams_graph_alerts:
-        return graph_schedule_running(store, jobs)
-    return contextlib.nullcontext()
 
 
 async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:
