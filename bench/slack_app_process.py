@@ -23,6 +23,7 @@ from pathlib import Path
 
 import aiohttp
 
+from bench.process_cpu import process_tree
 from bot.slack.routes import EVENTS_PATH
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,10 +54,12 @@ class AppProcess:
         return self.base_url + EVENTS_PATH
 
     def rss_bytes(self) -> int:
-        return _proc_status_kb(self.pid, "VmRSS") * 1024
+        """Resident memory of every process of the app (the supervisor, web and workers)."""
+        return sum(_proc_status_kb(pid, "VmRSS") for pid in process_tree(self.pid)) * 1024
 
     def peak_rss_bytes(self) -> int:
-        return _proc_status_kb(self.pid, "VmHWM") * 1024
+        """The sum of each process's peak: an upper bound of the app's peak."""
+        return sum(_proc_status_kb(pid, "VmHWM") for pid in process_tree(self.pid)) * 1024
 
 
 def free_port() -> int:
@@ -162,7 +165,11 @@ def _tail(path: Path, chars: int = 2000) -> str:
 
 
 def _proc_status_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # it ended while we looked
+        return 0
+    for line in text.splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
     return 0
