@@ -101,9 +101,15 @@ def app_env(
 
 @asynccontextmanager
 async def app_process(
-    *, env: Mapping[str, str], log_path: Path, port: int | None = None, ready_within_s: float = 90
+    *,
+    env: Mapping[str, str],
+    log_path: Path,
+    port: int | None = None,
+    ready_within_s: float = 90,
+    role: str = "all",
 ) -> AsyncIterator[AppProcess]:
-    """Start ``runbook serve`` on 127.0.0.1, wait for ``/healthz``, SIGTERM it on the way out."""
+    """Start ``runbook serve --role ROLE`` on 127.0.0.1, wait for its ``/healthz``, SIGTERM it
+    on the way out."""
     port = port or free_port()
     internal_port = free_port()
     internal = {"RUNBOOK_INTERNAL_HOST": "127.0.0.1", "RUNBOOK_INTERNAL_PORT": str(internal_port)}
@@ -117,6 +123,8 @@ async def app_process(
             "127.0.0.1",
             "--port",
             str(port),
+            "--role",
+            role,
             env={**env, **internal},
             cwd=REPO,
             stdin=asyncio.subprocess.DEVNULL,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Literal
@@ -42,6 +41,7 @@ from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
 from bot.source_hooks import source_hook_routes
+from bot.supervisor import worker_name
 from bot.teams.app import TeamsApp, build_teams_app
 from bot.teams.config import TeamsMode
 from bot.teams.graph_subscriptions import graph_schedule_running
@@ -116,7 +116,7 @@ async def serve_worker(
     slot puts back at once what the crashed process held) and lowers its priority."""
     if slot is not None:
         _lower_priority(settings.worker_nice)
-    name = None if slot is None else f"{socket.gethostname()}-{os.getppid()}-w{slot}"
+    name = None if slot is None else worker_name(os.getppid(), slot)
     async with AsyncExitStack() as stack:
         runtime = await stack.enter_async_context(open_runtime(settings))
         session = await stack.enter_async_context(web_api_session(SLACK_TIMEOUT_S))

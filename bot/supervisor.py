@@ -6,7 +6,8 @@ loop, its own GIL): an ack never waits behind answer work, and the workers run a
 priority (``RUNBOOK_WORKER_NICE``). A child that exits on its own is started again in its
 slot, at once, then after a growing pause if it keeps failing within seconds (a configuration
 error, exit 2, stops everything instead). A restarted worker puts back the jobs its slot held,
-without waiting for their leases. SIGTERM (or SIGINT) goes to every child, which drain as
+without waiting for their leases (the supervisor puts them back the moment it sees the
+worker go). SIGTERM (or SIGINT) goes to every child, which drain as
 ``runbook serve`` always has; whatever is still running after the drain is killed. A child
 whose supervisor dies gets SIGTERM from the kernel (``follow_parent``) and drains as well.
 
@@ -22,11 +23,15 @@ import ctypes
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
 
-from rag import Settings, open_store
+import psycopg
+
+from bot.core.jobs import release_jobs_of
+from rag import Settings, Store, StoreError, open_store
 
 logger = logging.getLogger(__name__)
 
@@ -94,11 +99,20 @@ def _child(role: str, slot: int, base: list[str], internal_port: int) -> Child:
     return Child(role, slot, [*base, "--role", role, "--slot", str(slot)], env)
 
 
+def worker_name(supervisor_pid: int, slot: int) -> str:
+    """A supervised worker's name on the jobs it claims: the same for every process in its
+    slot, so the jobs of one that died can be put back at once."""
+    return f"{socket.gethostname()}-{supervisor_pid}-w{slot}"
+
+
 async def supervise(settings: Settings) -> int:
     """Run the children until SIGTERM/SIGINT; returns the exit code."""
     # The database up (an embedded one started) and migrated once, before the children race.
-    async with open_store(settings):
-        pass
+    async with open_store(settings) as store:
+        return await _supervise(settings, store)
+
+
+async def _supervise(settings: Settings, store: Store) -> int:
     children = children_for(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -108,7 +122,7 @@ async def supervise(settings: Settings) -> int:
         for child in children:
             await child.start()
         logger.info("serving: 1 web process, %d workers", len(children) - 1)
-        code = await _keep_running(children, stop)
+        code = await _keep_running(children, stop, store)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
@@ -116,7 +130,7 @@ async def supervise(settings: Settings) -> int:
     return code
 
 
-async def _keep_running(children: list[Child], stop: asyncio.Event) -> int:
+async def _keep_running(children: list[Child], stop: asyncio.Event, store: Store) -> int:
     stopping = asyncio.create_task(stop.wait())
     restarts: set[asyncio.Task[None]] = set()
     try:
@@ -132,6 +146,8 @@ async def _keep_running(children: list[Child], stop: asyncio.Event) -> int:
                 if code == EXIT_USAGE:
                     logger.error("%s %d: configuration error; stopping", child.role, child.slot)
                     return EXIT_USAGE
+                if child.role == "worker":
+                    await _release(store, worker_name(os.getpid(), child.slot))
                 pause = child.next_pause()
                 logger.warning(
                     "%s %d (pid %s) exited with %s; restarting in %.1f s",
@@ -152,6 +168,15 @@ async def _keep_running(children: list[Child], stop: asyncio.Event) -> int:
         stopping.cancel()
         for restart in restarts:
             restart.cancel()
+
+
+async def _release(store: Store, name: str) -> None:
+    """A dead worker's jobs back in line now, not when their leases run out."""
+    try:
+        if released := await release_jobs_of(store, name):
+            logger.warning("put back %d jobs of worker %s", released, name)
+    except (psycopg.Error, StoreError, TimeoutError) as exc:  # their leases run out instead
+        logger.warning("jobs of worker %s not put back: %s", name, type(exc).__name__)
 
 
 async def _restart(child: Child, pause: float) -> None:

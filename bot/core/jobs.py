@@ -298,9 +298,7 @@ class JobQueue:
 
     async def release_stale(self) -> int:
         """Put back what a previous process of this ``worker_name`` held when it died."""
-        async with self.store.pool.connection() as conn:
-            cur = await conn.execute(_RELEASE_STALE, {"worker": self.worker_name})
-            return cur.rowcount
+        return await release_jobs_of(self.store, self.worker_name)
 
     async def heartbeat(self, job: Job) -> bool:
         """Extend the lease; False when it was lost (another worker holds the job now)."""
@@ -352,3 +350,10 @@ class JobQueue:
             row = await cur.fetchone()
         assert row is not None  # an aggregate always returns a row
         return QueueStats(queued=row[0], running=row[1], dead=row[2], oldest_age_s=row[3])
+
+
+async def release_jobs_of(store: Store, worker_name: str) -> int:
+    """Put back at once the jobs a worker held when it died (its supervisor saw it go)."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(_RELEASE_STALE, {"worker": worker_name})
+        return cur.rowcount
