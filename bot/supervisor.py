@@ -3,13 +3,14 @@ running.
 
 Each is ``runbook serve --role web|worker --slot N`` in a process of its own (its own event
 loop, its own GIL): an ack never waits behind answer work, and the workers run at a lower
-priority (``RUNBOOK_WORKER_NICE``). A child that exits on its own is started again in its
-slot, at once, then after a growing pause if it keeps failing within seconds (a configuration
-error, exit 2, stops everything instead). A restarted worker puts back the jobs its slot held,
-without waiting for their leases (the supervisor puts them back the moment it sees the
-worker go). SIGTERM (or SIGINT) goes to every child, which drain as
-``runbook serve`` always has; whatever is still running after the drain is killed. A child
-whose supervisor dies gets SIGTERM from the kernel (``follow_parent``) and drains as well.
+priority (``RUNBOOK_WORKER_NICE``). The web process starts once the workers answer their
+``/healthz`` (the model is loaded), so the first requests are answered at once. A child that
+exits on its own is started again in its slot, at once, then after a growing pause if it keeps
+failing within seconds (a configuration error, exit 2, stops everything instead). A dead
+worker's jobs go back in line the moment the supervisor sees it go, not when their leases run
+out. SIGTERM (or SIGINT) goes to every child, which drain as ``runbook serve`` always has;
+whatever is still running after the drain is killed. A child whose supervisor dies gets SIGTERM
+from the kernel (``follow_parent``) and drains as well.
 
 Internal ports: the web process's is ``RUNBOOK_INTERNAL_PORT``, worker N's the next ones
 (9091, 9092, … by default), each with its own ``/healthz`` and ``/metrics``.
@@ -28,6 +29,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import aiohttp
 import psycopg
 
 from bot.core.jobs import release_jobs_of
@@ -40,6 +42,7 @@ _QUICK_EXIT_S = 30.0  # a child that dies sooner than this is restarted after a 
 _FIRST_PAUSE_S = 0.5
 _MAX_PAUSE_S = 30.0
 _KILL_AFTER_DRAIN_S = 10.0
+_WORKERS_READY_S = 120.0
 _PR_SET_PDEATHSIG = 1
 _SUPERVISOR_PID = "RUNBOOK_SUPERVISOR_PID"  # read by follow_parent in the child
 
@@ -119,9 +122,22 @@ async def _supervise(settings: Settings, store: Store) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
-        for child in children:
+        web, workers = children[0], children[1:]
+        for child in workers:
             await child.start()
-        logger.info("serving: 1 web process, %d workers", len(children) - 1)
+        # Public traffic once the workers can answer it (a deploy's old replicas serve until
+        # then); a worker that takes too long does not keep the acks waiting any longer.
+        ready = asyncio.create_task(_until_healthy(workers, settings.internal_host))
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait(
+            {ready, stopping}, timeout=_WORKERS_READY_S, return_when=asyncio.FIRST_COMPLETED
+        )
+        ready.cancel()
+        stopping.cancel()
+        if stop.is_set():
+            return 0
+        await web.start()
+        logger.info("serving: 1 web process, %d workers", len(workers))
         code = await _keep_running(children, stop, store)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -168,6 +184,25 @@ async def _keep_running(children: list[Child], stop: asyncio.Event, store: Store
         stopping.cancel()
         for restart in restarts:
             restart.cancel()
+
+
+async def _until_healthy(workers: list[Child], host: str) -> None:
+    """Until every worker's internal ``/healthz`` says 200 (they have loaded the model)."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
+    ports = [int(child.env["RUNBOOK_INTERNAL_PORT"]) for child in workers]
+    if 0 in ports:
+        return  # ports the kernel picks: nothing to ask
+    timeout = aiohttp.ClientTimeout(total=1)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        for port in ports:
+            while True:
+                try:
+                    async with session.get(f"http://{host}:{port}/healthz") as resp:
+                        if resp.status == 200:
+                            break
+                except (aiohttp.ClientError, TimeoutError):
+                    pass
+                await asyncio.sleep(0.2)
 
 
 async def _release(store: Store, name: str) -> None:
