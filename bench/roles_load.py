@@ -138,7 +138,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "command": " ".join(["python -m bench.roles_load", *map(shlex.quote, sys.argv[1:])]),
         "cpu_count": os.cpu_count(),
         "app": "runbook serve --role all (RUNBOOK_WORKERS unset: one worker per core)",
-        "targets": {"alone": "ack p99 <= 50 ms, >= 80 answers/s", "beside_sync": "ack p99 <= 100 ms"},
+        "targets": {
+            "alone": "ack p99 <= 50 ms, >= 80 answers/s",
+            "beside_sync": "ack p99 <= 100 ms",
+        },
         "alone": alone,
         "beside_sync": beside_sync,
     }
