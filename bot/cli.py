@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
-from bot.core.owners import default_owner
+from bot.core.owners.runbook_owners import default_owner
 from bot.core.token_cipher import TokenCipher, generate_key
 from bot.owners_cli import HANDLERS as OWNER_HANDLERS
 from bot.owners_cli import add_owner_commands
@@ -29,7 +29,7 @@ from bot.sources_cli import add_source_commands, source_command
 from bot.supervisor import follow_parent, supervise
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
-from bot.teams.graph_config import graph_alerts_problem
+from bot.teams.graph.config import graph_alerts_problem
 from rag import (
     Settings,
     build_parser,

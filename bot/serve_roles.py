@@ -20,22 +20,22 @@ from typing import Literal
 import aiohttp
 from slack_bolt.async_app import AsyncApp
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_wakeups import JobWakeups, wakeups_running
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.upkeep import QueueUpkeep, queue_upkeep_running
+from bot.core.jobs.wakeups import JobWakeups, wakeups_running
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
-from bot.core.owner_queue import OwnerMessenger
-from bot.core.owners import Surface
-from bot.core.queue_upkeep import QueueUpkeep, queue_upkeep_running
-from bot.core.source_alerts import SourceFailureReports
-from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
-from bot.core.source_runs import cipher_or_none
+from bot.core.owners.queue import OwnerMessenger
+from bot.core.owners.runbook_owners import Surface
+from bot.core.sources.alerts import SourceFailureReports
+from bot.core.sources.jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
+from bot.core.sources.runs import cipher_or_none
 from bot.core.tasks import BackgroundTasks
 from bot.core.upkeep import upkeep_running
 from bot.server import AddRoutes, build_internal_app, build_web_app, run_http, run_internal
 from bot.slack.app import SLACK_TIMEOUT_S, build_app
-from bot.slack.clients import web_api_session
+from bot.slack.delivery.clients import web_api_session
 from bot.slack.modes import SlackMode
 from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.routes import slack_routes
@@ -44,7 +44,7 @@ from bot.source_hooks import source_hook_routes
 from bot.supervisor import worker_name
 from bot.teams.app import TeamsApp, build_teams_app
 from bot.teams.config import TeamsMode
-from bot.teams.graph_subscriptions import graph_schedule_running
+from bot.teams.graph.subscriptions import graph_schedule_running
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import RagMetrics, RagService, Settings, Store, open_runtime, open_store

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import aiohttp
 import psycopg
 
-from bot.core.jobs import release_jobs_of
+from bot.core.jobs.queue import release_jobs_of
 from rag import Settings, Store, StoreError, open_store
 
 logger = logging.getLogger(__name__)

@@ -51,9 +51,7 @@ async def roles(
         yield stack, env
 
 
-async def start(
-    stack: AsyncExitStack, env: dict[str, str], role: str, log: Path
-) -> AppProcess:
+async def start(stack: AsyncExitStack, env: dict[str, str], role: str, log: Path) -> AppProcess:
     return await stack.enter_async_context(
         app_process(env=env, log_path=log, role=role, ready_within_s=240)
     )
@@ -86,9 +84,10 @@ async def test_web_role_acks_without_the_model_and_a_polling_free_worker_answers
     await add_workspace(store, "T_ACME", "acme")
     mentions = Mentions("C_ROLES_WAKE")
     # A minute's poll: only a NOTIFY can wake the worker in time.
-    async with FakeSlack() as slack, roles(
-        database_url, settings, slack, tmp_path, RUNBOOK_JOB_POLL_S="60"
-    ) as (stack, env):
+    async with (
+        FakeSlack() as slack,
+        roles(database_url, settings, slack, tmp_path, RUNBOOK_JOB_POLL_S="60") as (stack, env),
+    ):
         web = await start(stack, env, "web", tmp_path / "web.log")
         await mentions.deliver(0, lambda: [web])
         await asyncio.sleep(1.0)
@@ -192,9 +191,10 @@ async def test_serve_all_restarts_a_killed_worker_and_answers_every_mention_once
     await add_workspace(store, "T_ACME", "acme")
     total = 45
     mentions = Mentions("C_ROLES_ALL", signal_at=total // 3)
-    async with FakeSlack() as slack, roles(
-        database_url, settings, slack, tmp_path, RUNBOOK_WORKERS="2"
-    ) as (s, env):
+    async with (
+        FakeSlack() as slack,
+        roles(database_url, settings, slack, tmp_path, RUNBOOK_WORKERS="2") as (s, env),
+    ):
         app = await start(s, env, "all", tmp_path / "all.log")
         # The workers load the model after the web process answers health: wait for both.
         await mentions.deliver(total, lambda: [app])
