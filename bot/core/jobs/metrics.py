@@ -1,7 +1,7 @@
 """The work queue's Prometheus metrics: depth, age of the oldest job, re-runs and dead jobs.
 
 Registered on the bot's registry, so ``/metrics`` shows them with the rest. Gauges are
-read from the database when ``/metrics`` is scraped (``bot.core.queue_upkeep``; the whole
+read from the database when ``/metrics`` is scraped (``bot.core.jobs.upkeep``; the whole
 queue, not this process's share of it); counters are this process's own.
 """
 

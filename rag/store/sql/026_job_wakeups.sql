@@ -1,6 +1,6 @@
 -- Wake-ups, not polling (issue 41): a job that becomes claimable now (queued by intake, or put
 -- back in line at once by a drain or a lease release) is announced on the `runbook_jobs`
--- channel, so idle workers (`LISTEN runbook_jobs`, bot/core/job_wakeups.py) claim it within
+-- channel, so idle workers (`LISTEN runbook_jobs`, bot/core/jobs/wakeups.py) claim it within
 -- milliseconds and otherwise cost nothing. A job put back for later (a retry's backoff) is not
 -- announced: its worker wakes itself, and every worker still polls slowly as the fallback.
 -- Postgres sends notifications at commit and folds identical payloads of one transaction.
