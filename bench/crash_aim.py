@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench.process_cpu import process_tree
 
-_STOP_WAIT_S = 40.0
+_STOP_WAIT_S = 60.0
 
 
 def role_pids(root: int, role: str) -> list[int]:
@@ -96,12 +96,24 @@ def run(args: argparse.Namespace) -> int:
         time.sleep(0.1)
     watcher.kill()  # disarmed: this is a stop, not a crash
     if alive(serve):
-        os.kill(serve, signal.SIGTERM)
+        # serve leads its own process group: SIGTERM reaches it and its children, as a
+        # container stop would; whatever has not drained in time is killed.
+        _signal_group(serve, signal.SIGTERM)
         deadline = time.monotonic() + _STOP_WAIT_S
         while alive(serve) and time.monotonic() < deadline:
             time.sleep(0.1)
+        if alive(serve):
+            print("crash_aim: serve did not stop in time; SIGKILL", file=sys.stderr, flush=True)
+            _signal_group(serve, signal.SIGKILL)
     state.unlink(missing_ok=True)
     return 0
+
+
+def _signal_group(leader: int, sig: int) -> None:
+    try:
+        os.killpg(leader, sig)
+    except ProcessLookupError:
+        pass
 
 
 def main() -> None:
