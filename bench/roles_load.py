@@ -109,6 +109,27 @@ def probe_load(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def sync_window(listed: dict[str, Any], load: dict[str, Any]) -> dict[str, Any]:
+    """When the sync ran (from its report), and how much of the probe's run it covered."""
+    from datetime import datetime
+
+    source = listed["sources"][0]
+    report = source.get("report") or {}
+    if source.get("last_sync_at") is None or "seconds" not in report:
+        return {"outcome": source.get("last_outcome"), "overlap_s": None}
+    finished = datetime.fromisoformat(source["last_sync_at"]).timestamp()
+    started = finished - float(report["seconds"])
+    overlap = min(finished, load["finished_at"]) - max(started, load["started_at"])
+    return {
+        "outcome": source["last_outcome"],
+        "documents": report.get("documents"),
+        "seconds": report["seconds"],
+        "started_at": round(started, 1),
+        "finished_at": round(finished, 1),
+        "overlap_with_probe_run_s": round(max(0.0, overlap), 1),
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     args.data_dir.mkdir(parents=True, exist_ok=True)
     env = {
@@ -132,7 +153,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         listed = json.loads(runbook("source", "list", "--tenant", tenant, "--json", env=env))
     finally:
         runbook("source", "remove", tenant, "roles", "--prune", env=env)
-    beside_sync["sync"] = {"pages": args.sync_pages, "source": listed}
+    beside_sync["sync"] = {"pages": args.sync_pages, **sync_window(listed, beside_sync)}
     return {
         "benchmark": "roles-load",
         "command": " ".join(["python -m bench.roles_load", *map(shlex.quote, sys.argv[1:])]),
