@@ -116,7 +116,9 @@ def sync_window(listed: dict[str, Any], load: dict[str, Any]) -> dict[str, Any]:
     source = listed["sources"][0]
     report = source.get("report") or {}
     if source.get("last_sync_at") is None or "seconds" not in report:
-        return {"outcome": source.get("last_outcome"), "overlap_s": None}
+        # Not finished when the probe stopped serve (its drain hands the sync back): it ran
+        # through the whole of the probe's load.
+        return {"outcome": source.get("last_outcome"), "unfinished_when_serve_stopped": True}
     finished = datetime.fromisoformat(source["last_sync_at"]).timestamp()
     started = finished - float(report["seconds"])
     overlap = min(finished, load["finished_at"]) - max(started, load["started_at"])
