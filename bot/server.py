@@ -207,6 +207,12 @@ async def wait_for_stop_signal() -> None:
     try:
         await stop.wait()
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
+        loop.remove_signal_handler(signal.SIGINT)  # a second Ctrl-C stops at once
+        # A second SIGTERM (a process group's and then its supervisor's, or an impatient
+        # orchestrator) must not cut the drain short; SIGKILL is the way to do that.
+        loop.add_signal_handler(signal.SIGTERM, _already_stopping)
     logger.info("stopping: draining answers in flight")
+
+
+def _already_stopping() -> None:
+    logger.info("already stopping: draining answers in flight")

@@ -140,9 +140,10 @@ async def _supervise(settings: Settings, store: Store) -> int:
         logger.info("serving: 1 web process, %d workers", len(workers))
         code = await _keep_running(children, stop, store)
     finally:
+        # Still handled (a repeat only sets ``stop`` again) while the children drain.
+        await _stop_all(children, settings.drain_timeout_s + _KILL_AFTER_DRAIN_S)
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-        await _stop_all(children, settings.drain_timeout_s + _KILL_AFTER_DRAIN_S)
     return code
 
 
