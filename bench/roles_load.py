@@ -81,6 +81,8 @@ def probe_load(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
         str(args.n),
         "--concurrency",
         str(args.concurrency),
+        "--timeout",
+        str(args.timeout),
         "--wait-app",
         "300",
         "--app-url",
@@ -175,6 +177,13 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="mentions (the probe's default 200)")
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--sync-pages", type=int, default=500)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds the probe waits for each answer before it counts it lost (its own "
+        "default, 10, counts answers a busy machine delays as lost)",
+    )
     parser.add_argument("--port", type=int, default=4713, help="public port; internal: +1, …")
     parser.add_argument("--probe", type=Path, default=PROBE)
     parser.add_argument("--corpus", type=Path, default=Path("corpus"))
