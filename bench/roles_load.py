@@ -9,7 +9,8 @@ twice: once alone, and once after adding a git source of ``--sync-pages`` synthe
 (``file://``, a throwaway tenant), whose first sync the workers' schedule queues at start and
 runs while the probe's mentions arrive. Each run records the probe's figures, the machine's
 load average before and after, and (for the second) when the sync ran, so its overlap with the
-load is on record. Writes ``bench/results/roles-load.json``. Targets (issue 41, on a quiet
+load is on record. Writes ``bench/results/roles-load.json`` and stops the embedded server
+(its data stays: a later run skips the ingest). Targets (issue 41, on a quiet
 2-core machine): ack p99 ≤ 50 ms and ≥ 80 answers/s alone; ack p99 ≤ 100 ms beside the sync.
 """
 
@@ -147,6 +148,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         runbook("ingest", str(args.corpus), env=env)
         runbook("workspace", "add", "T_ACME", "acme", env=env)
         (args.data_dir / "ingested").touch()
+    try:
+        return _measure(args, env)
+    finally:
+        if not args.keep_server:
+            runbook("db", "stop", env=env)
+
+
+def _measure(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
     alone = probe_load(args, env)
     tenant = f"bench-roles-{uuid.uuid4().hex[:8]}"
     repo = args.data_dir.parent / f"{args.data_dir.name}-repo-{tenant}"
@@ -190,6 +199,9 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/roles-load"))
     parser.add_argument("--output", type=Path, default=Path("bench/results"))
     parser.add_argument("--name", default="roles-load")
+    parser.add_argument(
+        "--keep-server", action="store_true", help="leave the embedded Postgres running"
+    )
     args = parser.parse_args()
     print(write_result(args.output, args.name, run(args)))
 
