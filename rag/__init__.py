@@ -34,7 +34,7 @@ from rag.errors import (
 )
 from rag.evaluate import GoldenQuestion, load_golden
 from rag.evidence import Evidence, Excerpt
-from rag.git_cli import GitCredential, remote_default_branch
+from rag.git_cli import GitCredential, remote_default_branch, remote_has_branch
 from rag.git_source import GitReader, GitSourceSettings
 from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
@@ -86,6 +86,7 @@ from rag.state_changes import (
 )
 from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.textout import format_ask_result
+from rag.tenant_removal import delete_tenant
 from rag.workspaces import (
     ChannelScope,
     Workspace,
@@ -163,6 +164,7 @@ __all__ = [
     "run_cli",
     "ask_result_json",
     "channel_service",
+    "delete_tenant",
     "find_tenant",
     "ingest_limits",
     "ingest_path",
@@ -181,6 +183,7 @@ __all__ = [
     "GitReader",
     "GitSourceSettings",
     "remote_default_branch",
+    "remote_has_branch",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",
