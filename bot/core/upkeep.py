@@ -17,8 +17,8 @@ import aiohttp
 import psycopg
 
 from bot.core.admin.lifecycle import delete_due_tenants
-from bot.core.owner_queue import OwnerMessenger, flush_owner_notes
-from bot.core.owners import Surface
+from bot.core.owners.queue import OwnerMessenger, flush_owner_notes
+from bot.core.owners.runbook_owners import Surface
 from bot.core.retention import purge_expired_text
 from rag import Settings, Store
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from bot.core.admin.admins import Actor, PrincipalKind, delete_admin, insert_admin, is_admin
 from bot.core.admin.audit import record_change
-from bot.core.channel_settings import Switch
-from bot.core.owners import DEFAULT_NAME, surface_of, validate_target
+from bot.core.alerts.channel_settings import Switch
+from bot.core.owners.runbook_owners import DEFAULT_NAME, surface_of, validate_target
 from rag import ConfigurationError, SourceRow, Store, get_source
 
 logger = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.admin.admins import AdminEntry, Surface, list_admins
 from bot.core.admin.audit import AuditEntry, recent_changes
-from bot.core.gaps import gap_report
-from bot.core.owners import default_owner
+from bot.core.gaps.report import gap_report
+from bot.core.owners.runbook_owners import default_owner
 from rag import Settings, SourceRow, Store, list_sources
 
 GAP_DAYS = 30
