@@ -165,3 +165,13 @@ async def delete_due_tenants(store: Store) -> list[str]:
         )
         due = [str(t) for (t,) in await cur.fetchall()]
     return [t for t in due if await delete_tenant(store, t)]
+
+
+async def is_uninstalled(store: Store, tenant: str) -> bool:
+    """True while ``tenant`` is inside its retention window after an uninstall."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT 1 FROM tenant_installs WHERE tenant_id = %s AND uninstalled_at IS NOT NULL",
+            (tenant,),
+        )
+        return await cur.fetchone() is not None
