@@ -53,8 +53,11 @@ async def prepare(store: Store, tenant: str, channels: list[str], sources: int) 
             tenant=tenant,
             name=f"runbooks-{i}",
             kind="git",
-            settings={"url": f"https://git.example.com/ops/runbooks-{i}.git", "branch": "main",
-                      "path": ""},  # fmt: skip
+            settings={
+                "url": f"https://git.example.com/ops/runbooks-{i}.git",
+                "branch": "main",
+                "path": "",
+            },
             credential=None,
             webhook_secret={"secret": "bench"},
         )

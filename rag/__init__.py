@@ -83,8 +83,8 @@ from rag.sources.rows import (
 from rag.sources.sync import SyncReport, remove_source, sync_source
 from rag.store.connection import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.store.partitions import RebalanceReport, rebalance
-from rag.textout import format_ask_result
 from rag.store.tenant_removal import delete_tenant
+from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,
     Workspace,

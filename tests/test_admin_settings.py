@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
+from psycopg import sql
 from pydantic import SecretStr
 
 from bot.cli import main
@@ -97,7 +98,8 @@ async def test_uninstall_keeps_the_tenant_a_reinstall_finds_it_and_retention_del
     assert await find_tenant(store, team_id=team, enterprise_id="") is None
     async with store.pool.connection() as conn:
         for table in ("tenants", "channel_settings", "settings_audit", "tenant_admins"):
-            cur = await conn.execute(f"SELECT count(*) FROM {table} WHERE tenant_id = %s", (tenant,))  # noqa: S608
+            query = sql.SQL("SELECT count(*) FROM {} WHERE tenant_id = %s")
+            cur = await conn.execute(query.format(sql.Identifier(table)), (tenant,))
             row = await cur.fetchone()
             assert row is not None and row[0] == 0, table
 
@@ -118,7 +120,9 @@ async def test_workspace_admins_and_admin_groups_may_change_settings(store: Stor
     tenant, _ = await new_tenant(store)
     assert await is_admin(store, tenant, Actor("slack", "U_ANY", platform_admin=True))
     changes = SettingsChanges(store)
-    assert (await changes.add_admin(tenant, Actor("slack", INSTALLER), "S0SRE", "usergroup")).changed
+    assert (
+        await changes.add_admin(tenant, Actor("slack", INSTALLER), "S0SRE", "usergroup")
+    ).changed
     assert await is_admin(store, tenant, Actor("slack", "U_SRE", groups=frozenset({"S0SRE"})))
     assert not await is_admin(store, tenant, Actor("slack", "U_SRE", groups=frozenset({"S0DEV"})))
     assert not await is_admin(store, tenant, Actor("teams", INSTALLER))  # another surface
@@ -145,7 +149,10 @@ async def test_two_admins_at_once_last_write_wins_and_both_are_audited(store: St
 
 
 async def test_runbook_audit_json_names_who_changed_what(
-    store: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: Store,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     tenant, team = await new_tenant(store)
     await SettingsChanges(store).set_channel_switch(
@@ -155,7 +162,11 @@ async def test_runbook_audit_json_names_who_changed_what(
     assert await asyncio.to_thread(main, ["audit", "--tenant", tenant, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     first = out["changes"][0]
-    assert (first["actor"], first["action"], first["target"]) == (INSTALLER, "channel.follow_ups", "C9")
+    assert (first["actor"], first["action"], first["target"]) == (
+        INSTALLER,
+        "channel.follow_ups",
+        "C9",
+    )
     assert (first["before"], first["after"]) == (False, True)
     assert await asyncio.to_thread(main, ["tenant", "delete", tenant]) == 2  # needs --yes
     assert await asyncio.to_thread(main, ["tenant", "delete", tenant, "--yes"]) == 0
@@ -180,7 +191,9 @@ async def test_a_private_or_plain_http_url_is_refused_in_its_field(store: Store)
     assert await list_sources(store, tenant=tenant) == []
 
 
-async def test_a_missing_branch_is_an_error_on_the_branch_field(store: Store, tmp_path: Path) -> None:
+async def test_a_missing_branch_is_an_error_on_the_branch_field(
+    store: Store, tmp_path: Path
+) -> None:
     tenant, _ = await new_tenant(store)
     repo = GitRepo(tmp_path / "repo")
     repo.write("db.md", "# Failover\n\nPromote the replica.\n")
@@ -214,7 +227,8 @@ async def test_a_double_submitted_form_adds_one_source(store: Store, tmp_path: P
 
 
 async def test_confluence_wrong_token_and_missing_space_land_on_their_fields(
-    store: Store, fake: ConfluenceFake  # noqa: F811
+    store: Store,
+    fake: ConfluenceFake,  # noqa: F811
 ) -> None:
     tenant, _ = await new_tenant(store)
     form, admin = _form(store, allow_private=True), Actor("slack", INSTALLER)

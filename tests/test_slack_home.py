@@ -51,7 +51,9 @@ class Workspace:
         """Open App Home as ``user``; the view published for them."""
         before = len(self.published(user))
         event = {"type": "app_home_opened", "user": user, "channel": "D1", "tab": "home"}
-        reply = await self.sender.event({**event, "event_ts": f"{time.time():.6f}"}, team_id=self.team)
+        reply = await self.sender.event(
+            {**event, "event_ts": f"{time.time():.6f}"}, team_id=self.team
+        )
         assert reply.status == 200
         return await self.next_view(user, before)
 
@@ -137,7 +139,9 @@ async def workspace(
         slack.bot_channels = list(CHANNELS)
         slack.workspace_admins = {WS_ADMIN}
         client = AsyncWebClient(base_url=slack.base_url)
-        async with served_app(settings=configured, service=service, store=store, client=client) as app:
+        async with served_app(
+            settings=configured, service=service, store=store, client=client
+        ) as app:
             await install(app, team)
             tenant = await find_tenant(store, team_id=team, enterprise_id="") or ""
             yield Workspace(app, slack, SlackSender(app.events_url, SECRET), team, tenant)
@@ -154,7 +158,9 @@ def controls(view: dict[str, Any]) -> list[dict[str, Any]]:
 
 def control(view: dict[str, Any], action_id: str, block_id: str | None = None) -> dict[str, Any]:
     return next(
-        c for c in controls(view) if c["action_id"] == action_id and block_id in (None, c["block_id"])
+        c
+        for c in controls(view)
+        if c["action_id"] == action_id and block_id in (None, c["block_id"])
     )
 
 
@@ -175,7 +181,12 @@ async def test_install_makes_a_tenant_whose_installer_gets_the_admin_home(
             parsed.validate_json()
         assert "alerts-payments" in text_of(view) and "Runbook sources" in text_of(view)
         kinds = {c["action_id"] for c in controls(view)}
-        assert {ids.CHANNEL_SWITCHES, ids.SOURCE_ADD_GIT, ids.OWNER_USER, ids.ADMIN_ADD_USERS} <= kinds
+        assert {
+            ids.CHANNEL_SWITCHES,
+            ids.SOURCE_ADD_GIT,
+            ids.OWNER_USER,
+            ids.ADMIN_ADD_USERS,
+        } <= kinds
         [installed] = await recent_changes(store, ws.tenant)
         assert (installed.action, installed.actor) == ("tenant.installed", INSTALLER)
 
@@ -188,8 +199,12 @@ async def test_a_member_reads_the_page_and_a_forged_click_changes_nothing_and_sa
         member_view = await ws.home(MEMBER)
         assert controls(member_view) == [] and "Read only" in text_of(member_view)
         switches = control(admin_view, ids.CHANNEL_SWITCHES, "ch:C_ALERTS")
-        forged = {"type": "checkboxes", "action_id": switches["action_id"], "block_id": "ch:C_ALERTS",
-                  "selected_options": switches["options"][:1]}  # fmt: skip
+        forged = {
+            "type": "checkboxes",
+            "action_id": switches["action_id"],
+            "block_id": "ch:C_ALERTS",
+            "selected_options": switches["options"][:1],
+        }
         answer = await ws.click(MEMBER, admin_view, forged)
         assert "Only this workspace's admins" in text_of(answer)
         assert not (await channel_settings(store, ws.tenant, ws.team, "C_ALERTS")).alerts
@@ -202,15 +217,23 @@ async def test_a_workspace_admin_switches_alert_answers_on_and_the_page_updates_
     async with workspace(settings, store, service) as ws:
         view = await ws.home(WS_ADMIN)  # an admin by users.info alone
         switches = control(view, ids.CHANNEL_SWITCHES, "ch:C_ALERTS")
-        on = {"type": "checkboxes", "action_id": ids.CHANNEL_SWITCHES, "block_id": "ch:C_ALERTS",
-              "selected_options": [o for o in switches["options"] if o["value"] == "alerts"]}  # fmt: skip
+        on = {
+            "type": "checkboxes",
+            "action_id": ids.CHANNEL_SWITCHES,
+            "block_id": "ch:C_ALERTS",
+            "selected_options": [o for o in switches["options"] if o["value"] == "alerts"],
+        }
         after = await ws.click(WS_ADMIN, view, on)
         assert (await channel_settings(store, ws.tenant, ws.team, "C_ALERTS")).alerts
         redrawn = control(after, ids.CHANNEL_SWITCHES, "ch:C_ALERTS")
         assert [o["value"] for o in redrawn["initial_options"]] == ["alerts"]
         assert "alert answers on" in text_of(after)
         [change, _] = await recent_changes(store, ws.tenant)
-        assert (change.actor, change.action, change.target) == (WS_ADMIN, "channel.alerts", "C_ALERTS")
+        assert (change.actor, change.action, change.target) == (
+            WS_ADMIN,
+            "channel.alerts",
+            "C_ALERTS",
+        )
         assert (change.before, change.after) == (False, True)
 
 
@@ -220,8 +243,12 @@ async def test_a_view_of_another_workspace_or_a_channel_the_bot_is_not_in_change
     async with workspace(settings, store, service) as ws:
         view = await ws.home(INSTALLER)
         elsewhere = {**view, "private_metadata": ids.ViewOrigin("globex", "T_GLOBEX").encode()}
-        on = {"type": "checkboxes", "action_id": ids.CHANNEL_SWITCHES, "block_id": "ch:C_ALERTS",
-              "selected_options": [{"text": {"type": "plain_text", "text": "x"}, "value": "alerts"}]}  # fmt: skip
+        on = {
+            "type": "checkboxes",
+            "action_id": ids.CHANNEL_SWITCHES,
+            "block_id": "ch:C_ALERTS",
+            "selected_options": [{"text": {"type": "plain_text", "text": "x"}, "value": "alerts"}],
+        }
         answer = await ws.click(INSTALLER, elsewhere, on)
         assert "another workspace or an earlier install" in text_of(answer)
         foreign = {**on, "block_id": "ch:C_NOT_MINE"}
@@ -237,12 +264,20 @@ async def test_default_owner_and_admins_are_set_from_the_page(
 ) -> None:
     async with workspace(settings, store, service) as ws:
         view = await ws.home(INSTALLER)
-        pick = {"type": "conversations_select", "action_id": ids.OWNER_CHANNEL, "block_id": "owners",
-                "selected_conversation": "C_OPS"}  # fmt: skip
+        pick = {
+            "type": "conversations_select",
+            "action_id": ids.OWNER_CHANNEL,
+            "block_id": "owners",
+            "selected_conversation": "C_OPS",
+        }
         view = await ws.click(INSTALLER, view, pick)
         assert "<#C_OPS>" in text_of(view)
-        add = {"type": "multi_users_select", "action_id": ids.ADMIN_ADD_USERS, "block_id": "admins.add",
-               "selected_users": [MEMBER]}  # fmt: skip
+        add = {
+            "type": "multi_users_select",
+            "action_id": ids.ADMIN_ADD_USERS,
+            "block_id": "admins.add",
+            "selected_users": [MEMBER],
+        }
         await ws.click(INSTALLER, view, add)
         member_view = await ws.home(MEMBER)
         assert controls(member_view)  # an admin now
@@ -255,14 +290,25 @@ async def test_the_add_source_modal_shows_a_private_url_as_a_field_error(
 ) -> None:
     async with workspace(settings, store, service) as ws:
         view = await ws.home(INSTALLER)
-        await ws.click(INSTALLER, view, {"type": "button", "action_id": ids.SOURCE_ADD_GIT,
-                                         "block_id": "sources.add", "value": "git"},
-                       publishes=False)  # fmt: skip
+        await ws.click(
+            INSTALLER,
+            view,
+            {
+                "type": "button",
+                "action_id": ids.SOURCE_ADD_GIT,
+                "block_id": "sources.add",
+                "value": "git",
+            },
+            publishes=False,
+        )
         [opened] = await ws.slack.wait_for("views.open")
         modal = {**opened.body["view"], "id": opened.reply["view"]["id"]}
         assert {b["block_id"] for b in modal["blocks"] if b["type"] == "input"} >= {"url", "token"}
-        body = await ws.submit(INSTALLER, modal, {"url": "https://10.0.0.7/acme/runbooks.git",
-                                                  "token": "ghp_typed_once_9876"})  # fmt: skip
+        body = await ws.submit(
+            INSTALLER,
+            modal,
+            {"url": "https://10.0.0.7/acme/runbooks.git", "token": "ghp_typed_once_9876"},
+        )
         answer = json.loads(body)
         assert answer["response_action"] == "errors" and "private" in answer["errors"]["url"]
         assert "ghp_typed_once_9876" not in body
@@ -274,12 +320,22 @@ async def test_uninstall_while_the_modal_is_open_adds_nothing_and_a_reinstall_fi
 ) -> None:
     async with workspace(settings, store, service) as ws:
         view = await ws.home(INSTALLER)
-        on = {"type": "checkboxes", "action_id": ids.CHANNEL_SWITCHES, "block_id": "ch:C_OPS",
-              "selected_options": [{"text": {"type": "plain_text", "text": "x"}, "value": "follow_ups"}]}  # fmt: skip
+        on = {
+            "type": "checkboxes",
+            "action_id": ids.CHANNEL_SWITCHES,
+            "block_id": "ch:C_OPS",
+            "selected_options": [
+                {"text": {"type": "plain_text", "text": "x"}, "value": "follow_ups"}
+            ],
+        }
         await ws.click(INSTALLER, view, on)
-        modal = {"type": "modal", "callback_id": ids.ADD_SOURCE_CALLBACK, "id": "VOPEN",
-                 "private_metadata": ids.ViewOrigin(ws.tenant, ws.team).encode() + "|git",
-                 "blocks": [{"type": "input", "block_id": "url"}]}  # fmt: skip
+        modal = {
+            "type": "modal",
+            "callback_id": ids.ADD_SOURCE_CALLBACK,
+            "id": "VOPEN",
+            "private_metadata": ids.ViewOrigin(ws.tenant, ws.team).encode() + "|git",
+            "blocks": [{"type": "input", "block_id": "url"}],
+        }
         await ws.sender.event({"type": "app_uninstalled"}, team_id=ws.team)
         deadline = time.monotonic() + 10
         while not await is_uninstalled(store, ws.tenant):

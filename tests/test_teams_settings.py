@@ -56,15 +56,22 @@ class Org:
         return {"id": CHAT, "conversationType": "personal", "tenantId": self.aad}
 
     async def install(self, action: str = "add") -> None:
-        activity = _envelope("installationUpdate", self.conversation(), self.connector.service_url,
-                             id=new_id(), action=action)  # fmt: skip
+        activity = _envelope(
+            "installationUpdate",
+            self.conversation(),
+            self.connector.service_url,
+            id=new_id(),
+            action=action,
+        )
         status, _ = await self.send(activity)
         assert 200 <= status < 300
 
     async def settings_card(self) -> dict[str, Any]:
         before = len(self.connector.live_messages(CHAT))
         status, _ = await self.send(
-            personal("settings", service_url=self.connector.service_url, aad_tenant=self.aad, chat=CHAT)
+            personal(
+                "settings", service_url=self.connector.service_url, aad_tenant=self.aad, chat=CHAT
+            )
         )
         assert 200 <= status < 300
         messages = await self.connector.wait_for_messages(CHAT, before + 1, settle=0.1)
@@ -73,11 +80,18 @@ class Org:
         assert card_problems(card) == []
         return card
 
-    async def execute(self, verb: str, data: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    async def execute(
+        self, verb: str, data: dict[str, Any], user: dict[str, Any]
+    ) -> dict[str, Any]:
         action = {"type": "Action.Execute", "verb": verb, "data": data}
-        activity = _envelope("invoke", self.conversation(), self.connector.service_url,
-                             id=new_id(), name="adaptiveCard/action",
-                             value={"action": action, "trigger": "manual"})  # fmt: skip
+        activity = _envelope(
+            "invoke",
+            self.conversation(),
+            self.connector.service_url,
+            id=new_id(),
+            name="adaptiveCard/action",
+            value={"action": action, "trigger": "manual"},
+        )
         activity["from"] = user
         status, body = await self.send(activity)
         response = json.loads(body)
@@ -140,10 +154,16 @@ async def test_a_non_admin_changes_nothing_and_an_admin_switches_a_channel_in_pl
     changed = await org.execute(settings_card.CHANNEL, data, USER)
     assert (await channel_settings(store, tenant, org.aad, CHANNEL)).alerts
     assert "alert answers on" in json.dumps(changed) and "Alert answers off" in json.dumps(changed)
-    foreign = await org.execute(settings_card.CHANNEL, {**data, "channel_id": "19:x@thread.tacv2"}, USER)
+    foreign = await org.execute(
+        settings_card.CHANNEL, {**data, "channel_id": "19:x@thread.tacv2"}, USER
+    )
     assert "not one of this organisation's" in json.dumps(foreign)
     [change, *_] = await recent_changes(store, tenant)
-    assert (change.actor, change.action, change.target) == (USER["aadObjectId"], "channel.alerts", CHANNEL)
+    assert (change.actor, change.action, change.target) == (
+        USER["aadObjectId"],
+        "channel.alerts",
+        CHANNEL,
+    )
 
 
 async def test_an_admin_adds_an_admin_and_an_uninstall_starts_the_retention_window(

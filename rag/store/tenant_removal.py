@@ -13,8 +13,8 @@ import logging
 
 from psycopg import sql
 
-from rag.store.tenant_locks import hold_tenant_locks
 from rag.store.connection import Store
+from rag.store.tenant_locks import hold_tenant_locks
 
 __all__ = ["delete_tenant"]
 

@@ -72,9 +72,7 @@ class SettingsChanges:
                     "AND team_id = %(team)s AND channel_id = %(channel)s",
                     params,
                 )
-            await self._audit(
-                conn, tenant, actor, f"channel.{column}", channel_id, before, on
-            )
+            await self._audit(conn, tenant, actor, f"channel.{column}", channel_id, before, on)
         word = "alert answers" if switch == "alerts" else "thread follow-ups"
         return Outcome(True, f"{word} {'on' if on else 'off'} in <#{channel_id}>")
 
@@ -235,4 +233,3 @@ async def own_source(store: Store, tenant: str, source_id: str) -> SourceRow | N
         return None
     row = await get_source(store, parsed)
     return row if row is not None and row.tenant_id == tenant else None
-

@@ -76,11 +76,13 @@ async def load_overview(
 ) -> TenantOverview:
     """``channels``: (id, name) of the channels the bot is in, as the surface lists them."""
     now = now or datetime.now(UTC)
-    sources, rows, services, owner, gaps, admins, changes = await asyncio.gather(
+    sources, rows, services, owner = await asyncio.gather(
         list_sources(store, tenant=tenant),
         _channel_rows(store, tenant, team_id, channels),
         _services(store, tenant),
         default_owner(store, tenant),
+    )
+    gaps, admins, changes = await asyncio.gather(
         _gaps(store, settings, tenant, now),
         list_admins(store, tenant, surface),
         recent_changes(store, tenant, limit=10),
@@ -157,7 +159,12 @@ async def _gaps(store: Store, settings: Settings, tenant: str, now: datetime) ->
         now=now,
     )
     return [
-        GapLine(g.id, g.label or (g.examples[0] if g.examples else g.id), g.count, g.owner,
-                g.draft is not None)  # fmt: skip
+        GapLine(
+            g.id,
+            g.label or (g.examples[0] if g.examples else g.id),
+            g.count,
+            g.owner,
+            g.draft is not None,
+        )
         for g in report.gaps[:TOP_GAPS]
     ]

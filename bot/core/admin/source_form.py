@@ -197,7 +197,9 @@ class SourceForm:
             )
         except ConfigurationError as exc:
             await self._forget(submission_key)
-            raise FieldErrors({"name": f"this workspace already has a source {source.name}"}) from exc
+            raise FieldErrors(
+                {"name": f"this workspace already has a source {source.name}"}
+            ) from exc
         async with self._store.pool.connection() as conn, conn.transaction():
             await record_change(
                 conn,
@@ -208,7 +210,9 @@ class SourceForm:
                 target=row.name,
                 after={"kind": row.kind, **row.settings, "credential": "sealed"},
             )
-        return Outcome(True, f"source {row.name} added; its first sync is queued", str(row.source_id))
+        return Outcome(
+            True, f"source {row.name} added; its first sync is queued", str(row.source_id)
+        )
 
     async def _forget(self, submission_key: str) -> None:
         async with self._store.pool.connection() as conn:

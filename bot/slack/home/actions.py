@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.admin.admins import Actor
 from bot.core.admin.changes import NOT_ADMIN, Outcome, own_source, refused
+from bot.core.alerts.channel_settings import Switch
 from bot.core.gaps.report import gap_report
 from bot.core.sources.jobs import queue_sync
 from bot.slack.blocks.text import escape_mrkdwn
@@ -33,7 +34,9 @@ STALE_VIEW = (
     "That page was drawn for another workspace or an earlier install of the bot, so nothing "
     "changed. This is the current page."
 )
-FOREIGN_CHANNEL = "That channel is not one of this workspace's channels the bot is in; nothing changed."
+FOREIGN_CHANNEL = (
+    "That channel is not one of this workspace's channels the bot is in; nothing changed."
+)
 _USER = re.compile(r"^[UW][A-Z0-9_]{2,30}$")
 _GROUP = re.compile(r"^S[A-Z0-9_]{2,30}$")
 _CHANNEL = re.compile(r"^[CG][A-Z0-9_]{2,30}$")
@@ -104,7 +107,9 @@ async def _apply(
     if action_id in (ids.SOURCE_ADD_GIT, ids.SOURCE_ADD_CONFLUENCE):
         kind = "git" if action_id == ids.SOURCE_ADD_GIT else "confluence"
         origin = ids.ViewOrigin(tenant, reader.team_id)
-        await client.views_open(trigger_id=body.get("trigger_id"), view=add_source_modal(kind, origin))
+        await client.views_open(
+            trigger_id=body.get("trigger_id"), view=add_source_modal(kind, origin)
+        )
         return None
     return refused("That control is not known here; nothing changed.")
 
@@ -130,12 +135,18 @@ async def _channel(
     chosen_values = {str(o.get("value")) for o in action.get("selected_options") or []}
     current = await _switches(page, tenant, reader.team_id, channel)
     done: list[Outcome] = []
+    switch: Switch
     for switch in ("alerts", "follow_ups"):
         wanted = switch in chosen_values
         if wanted != current[switch]:
             done.append(
                 await page.changes.set_channel_switch(
-                    tenant, actor, reader.team_id, channel, switch, wanted  # type: ignore[arg-type]
+                    tenant,
+                    actor,
+                    reader.team_id,
+                    channel,
+                    switch,
+                    wanted,
                 )
             )
     if not done:
@@ -171,7 +182,9 @@ async def _source(
         return refused("That source is gone (the page was out of date); nothing was synced.")
     await queue_sync(page.jobs, source_id=row.source_id, tenant=tenant, key=f"now-{uuid.uuid4()}")
     await page.changes.audit(tenant, actor, "source.sync_requested", row.name, None, None)
-    return Outcome(True, f"sync of {row.name} queued; this page shows its outcome when you reopen it")
+    return Outcome(
+        True, f"sync of {row.name} queued; this page shows its outcome when you reopen it"
+    )
 
 
 async def _open_draft(
@@ -188,7 +201,9 @@ async def _open_draft(
     if gap is None or gap.draft is None:
         return refused("That gap is closed or has no draft any more.")
     text = f"```{escape_mrkdwn(gap.draft)[:2800]}```"
-    await client.views_open(trigger_id=body.get("trigger_id"), view=result_modal("Draft runbook", text))
+    await client.views_open(
+        trigger_id=body.get("trigger_id"), view=result_modal("Draft runbook", text)
+    )
     return None
 
 

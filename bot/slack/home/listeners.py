@@ -39,7 +39,10 @@ def build_home_page(
 
 def register_home(app: AsyncApp, page: HomePage) -> None:
     async def on_home_opened(
-        event: dict[str, Any], body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
+        event: dict[str, Any],
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
     ) -> None:
         if event.get("tab", "home") != "home":
             return

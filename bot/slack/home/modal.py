@@ -40,7 +40,9 @@ _CONFLUENCE_FIELDS = (
 _SECRETS = {"token", "ssh_key", "pat"}
 
 
-def add_source_modal(kind: str, origin: ids.ViewOrigin, *, kept: dict[str, str] | None = None) -> View:
+def add_source_modal(
+    kind: str, origin: ids.ViewOrigin, *, kept: dict[str, str] | None = None
+) -> View:
     """The form for ``kind``; ``kept``: values to show again (never a credential)."""
     fields = _GIT_FIELDS if kind == "git" else _CONFLUENCE_FIELDS
     kept = kept or {}
@@ -88,7 +90,8 @@ def result_modal(title: str, text: str) -> View:
 
 def testing_modal(url: str) -> View:
     return result_modal(
-        "Testing the source", f"Reading `{escape_mrkdwn(url)[:300]}`… this window shows the outcome."
+        "Testing the source",
+        f"Reading `{escape_mrkdwn(url)[:300]}`… this window shows the outcome.",
     )
 
 

@@ -43,12 +43,16 @@ def register_home_submissions(app: AsyncApp, page: HomePage) -> None:
             await ack(response_action="errors", errors={"url": UNINSTALLED[:150]})
             return
         if drawn != ids.ViewOrigin(reader.tenant, reader.team_id):
-            await ack(response_action="errors", errors={"url": "This form belongs to another workspace."})
+            await ack(
+                response_action="errors", errors={"url": "This form belongs to another workspace."}
+            )
             return
         actor = await page.actor(client, reader, user)
         draft, _kept = draft_of(view)
         key = f"slack:{reader.team_id}:{view.get('id')}"
-        work = asyncio.ensure_future(page.sources.submit(reader.tenant, actor, draft, submission_key=key))
+        work = asyncio.ensure_future(
+            page.sources.submit(reader.tenant, actor, draft, submission_key=key)
+        )
         page.tasks.adopt(work)
         done, _ = await asyncio.wait({work}, timeout=ACK_BUDGET_S)
         if not done:
@@ -85,7 +89,9 @@ async def _finish_later(
         await client.views_update(view_id=view_id, view=result_modal("Source not added", text))
         return
     title = "Source added" if outcome.changed else "Source not added"
-    await client.views_update(view_id=view_id, view=result_modal(title, escape_mrkdwn(outcome.message)))
+    await client.views_update(
+        view_id=view_id, view=result_modal(title, escape_mrkdwn(outcome.message))
+    )
     await _after(page, client, reader, user, outcome)
 
 

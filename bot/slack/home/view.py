@@ -20,6 +20,7 @@ from slack_sdk.models.blocks import (
     ConversationSelectElement,
     DividerBlock,
     HeaderBlock,
+    InteractiveElement,
     Option,
     SectionBlock,
     StaticSelectElement,
@@ -70,7 +71,8 @@ def render_home(
 
 def render_not_connected(team_id: str, *, uninstalled: bool = False) -> View:
     why = (
-        "This workspace uninstalled runbook-bot; reinstall it to get its runbooks and settings back."
+        "This workspace uninstalled runbook-bot; reinstall it to get its runbooks and "
+        "settings back."
         if uninstalled
         else "This workspace is not connected to a runbook tenant yet. An operator connects it "
         "with `runbook workspace add " + escape_mrkdwn(team_id) + " TENANT`."
@@ -131,10 +133,14 @@ def _sources(sources: list[SourceLine], admin: bool) -> list[Block]:
             ActionsBlock(
                 block_id="sources.add",
                 elements=[
-                    ButtonElement(text="Add a git repository", action_id=ids.SOURCE_ADD_GIT,
-                                  value="git"),  # fmt: skip
-                    ButtonElement(text="Add a Confluence space",
-                                  action_id=ids.SOURCE_ADD_CONFLUENCE, value="confluence"),  # fmt: skip
+                    ButtonElement(
+                        text="Add a git repository", action_id=ids.SOURCE_ADD_GIT, value="git"
+                    ),
+                    ButtonElement(
+                        text="Add a Confluence space",
+                        action_id=ids.SOURCE_ADD_CONFLUENCE,
+                        value="confluence",
+                    ),
                 ],
             )
         )
@@ -190,7 +196,7 @@ def _channel_controls(channel: ChannelRow, services: list[str]) -> ActionsBlock:
         Option(text=f"{name}: answer thread follow-ups", value="follow_ups"),
     ]
     chosen = [o for o in options if getattr(channel, o.value or "")]
-    elements: list[object] = [
+    elements: list[InteractiveElement] = [
         CheckboxesElement(
             action_id=ids.CHANNEL_SWITCHES,
             options=options,
@@ -214,17 +220,19 @@ def _channel_controls(channel: ChannelRow, services: list[str]) -> ActionsBlock:
 
 
 def _owners(owner: str | None, admin: bool, groups: list[tuple[str, str]]) -> list[Block]:
-    text = (
-        "*Default owner* (gets 👎 notes and source-failure reports): "
-        + (_target(owner) if owner else "none yet")
+    text = "*Default owner* (gets 👎 notes and source-failure reports): " + (
+        _target(owner) if owner else "none yet"
     )
-    blocks: list[Block] = [DividerBlock(), HeaderBlock(text="Owners"),
-                           SectionBlock(text=mrkdwn(text))]  # fmt: skip
+    blocks: list[Block] = [
+        DividerBlock(),
+        HeaderBlock(text="Owners"),
+        SectionBlock(text=mrkdwn(text)),
+    ]
     if not admin:
         return blocks
     person = owner if owner and owner[:1] in "UW" else None
     channel = owner if owner and owner[:1] in "CG" else None
-    elements: list[object] = [
+    elements: list[InteractiveElement] = [
         UserSelectElement(action_id=ids.OWNER_USER, placeholder="A person", initial_user=person),
         ConversationSelectElement(
             action_id=ids.OWNER_CHANNEL, placeholder="A channel", initial_conversation=channel
@@ -234,12 +242,17 @@ def _owners(owner: str | None, admin: bool, groups: list[tuple[str, str]]) -> li
         options = [Option(text=clip(f"@{one_line(n)}", 75), value=g) for g, n in groups[:100]]
         current = next((o for o in options if o.value == owner), None)
         elements.append(
-            StaticSelectElement(action_id=ids.OWNER_GROUP, placeholder="A user group",
-                                options=options, initial_option=current)  # fmt: skip
+            StaticSelectElement(
+                action_id=ids.OWNER_GROUP,
+                placeholder="A user group",
+                options=options,
+                initial_option=current,
+            )
         )
     if owner:
-        elements.append(ButtonElement(text="No default owner", action_id=ids.OWNER_CLEAR,
-                                      value="clear"))  # fmt: skip
+        elements.append(
+            ButtonElement(text="No default owner", action_id=ids.OWNER_CLEAR, value="clear")
+        )
     blocks.append(ActionsBlock(block_id="owners", elements=elements))
     return blocks
 
@@ -279,13 +292,16 @@ def _admins(overview: TenantOverview, admin: bool, groups: list[tuple[str, str]]
                 ),
             )
         )
-    elements: list[object] = [
+    elements: list[InteractiveElement] = [
         UserMultiSelectElement(action_id=ids.ADMIN_ADD_USERS, placeholder="Add admins")
     ]
     if groups:
         options = [Option(text=clip(f"@{one_line(n)}", 75), value=g) for g, n in groups[:100]]
-        elements.append(StaticSelectElement(action_id=ids.ADMIN_ADD_GROUP,
-                                            placeholder="Add a user group", options=options))  # fmt: skip
+        elements.append(
+            StaticSelectElement(
+                action_id=ids.ADMIN_ADD_GROUP, placeholder="Add a user group", options=options
+            )
+        )
     blocks.append(ActionsBlock(block_id="admins.add", elements=elements))
     return blocks
 

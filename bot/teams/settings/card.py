@@ -85,10 +85,16 @@ def _channels(overview: TenantOverview, admin: bool) -> list[Json]:
                 {
                     "type": "ActionSet",
                     "actions": [
-                        execute(CHANNEL, f"Alert answers {'off' if c.alerts else 'on'}",
-                                {**flip, "switch": "alerts", "on": not c.alerts}),  # fmt: skip
-                        execute(CHANNEL, f"Follow-ups {'off' if c.follow_ups else 'on'}",
-                                {**flip, "switch": "follow_ups", "on": not c.follow_ups}),  # fmt: skip
+                        execute(
+                            CHANNEL,
+                            f"Alert answers {'off' if c.alerts else 'on'}",
+                            {**flip, "switch": "alerts", "on": not c.alerts},
+                        ),
+                        execute(
+                            CHANNEL,
+                            f"Follow-ups {'off' if c.follow_ups else 'on'}",
+                            {**flip, "switch": "follow_ups", "on": not c.follow_ups},
+                        ),
                     ],
                 }
             )

@@ -9,7 +9,7 @@ import logging
 import uuid
 from typing import Any
 
-from microsoft_agents.activity import Activity
+from microsoft_agents.activity import Activity, Attachment
 from microsoft_agents.hosting.core import AgentApplication, RouteRank, TurnContext, TurnState
 
 from bot.core.admin.admins import Actor, is_admin
@@ -24,7 +24,7 @@ from bot.core.admin.overview import load_overview
 from bot.core.alerts.channel_settings import list_channel_switches
 from bot.core.sources.jobs import queue_sync
 from bot.teams.bot import TeamsBot
-from bot.teams.cards import Json, attachment, render_not_connected
+from bot.teams.cards import ADAPTIVE_CARD, Json, render_not_connected
 from bot.teams.invokes import as_dict, card_response, respond, value_of
 from bot.teams.settings import card as c
 from bot.teams.tenancy import find_teams_tenant
@@ -44,7 +44,11 @@ def register_settings(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
 
     async def on_settings(context: TurnContext, state: TurnState) -> None:
         card = await _card(bot, context.activity, None)
-        await context.send_activity(Activity(type="message", attachments=[attachment(card)]))
+        await context.send_activity(
+            Activity(
+                type="message", attachments=[Attachment(content_type=ADAPTIVE_CARD, content=card)]
+            )
+        )
 
     async def on_action(context: TurnContext, state: TurnState) -> None:
         activity = context.activity
@@ -100,14 +104,18 @@ async def _installation(bot: TeamsBot, activity: Activity) -> None:
     mapped = await find_teams_tenant(bot.store, aad)
     if str(activity.action or "").startswith("remove"):
         days = bot.settings.uninstall_retention_days
-        if mapped and await mark_uninstalled(bot.store, mapped, surface="teams", retention_days=days):
+        if mapped and await mark_uninstalled(
+            bot.store, mapped, surface="teams", retention_days=days
+        ):
             if not days:
                 await delete_tenant(bot.store, mapped)
         return
     if mapped is None and not bot.settings.self_service:
         return
     place = InstallPlace("teams", aad, f"teams-{aad[:8]}", aad_tenant=aad)
-    await provision_install(bot.store, place, installer=_actor(activity).user_id, mapped_tenant=mapped)
+    await provision_install(
+        bot.store, place, installer=_actor(activity).user_id, mapped_tenant=mapped
+    )
 
 
 async def _card(bot: TeamsBot, activity: Activity, outcome: Outcome | None) -> Json:
@@ -160,7 +168,9 @@ async def _apply(
         row = await own_source(bot.store, tenant, str(data.get("source_id") or ""))
         if row is None:
             return refused("That source is gone (the card was out of date).")
-        await queue_sync(bot.jobs, source_id=row.source_id, tenant=tenant, key=f"now-{uuid.uuid4()}")
+        await queue_sync(
+            bot.jobs, source_id=row.source_id, tenant=tenant, key=f"now-{uuid.uuid4()}"
+        )
         await changes.audit(tenant, actor, "source.sync_requested", row.name, None, None)
         return Outcome(True, f"sync of {row.name} queued")
     return refused("That control is not known here; nothing changed.")

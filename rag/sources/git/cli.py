@@ -132,7 +132,6 @@ def remote_default_branch(source: str, url: str, credential: GitCredential | Non
     )
 
 
-
 def remote_has_branch(source: str, url: str, credential: GitCredential | None, branch: str) -> bool:
     """Whether the remote has ``branch`` (``git ls-remote --heads URL BRANCH``); an unreadable
     remote raises ``SourceSyncError`` as a sync would (auth, unreachable, not found)."""
