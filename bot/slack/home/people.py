@@ -29,6 +29,7 @@ class SlackPeople:
             maxsize=1000, ttl=CACHE_S
         )
         self._channels: TTLCache[str, list[tuple[str, str]]] = TTLCache(maxsize=1000, ttl=CACHE_S)
+        self._usergroups: TTLCache[str, list[tuple[str, str]]] = TTLCache(maxsize=1000, ttl=CACHE_S)
 
     async def actor(
         self, client: AsyncWebClient, team_id: str, user_id: str, admin_groups: list[str]
@@ -65,16 +66,20 @@ class SlackPeople:
 
     async def usergroups(self, client: AsyncWebClient, team_id: str) -> list[tuple[str, str]]:
         """(id, handle) of the workspace's user groups; none without ``usergroups:read``."""
+        if team_id in self._usergroups:
+            return self._usergroups[team_id]
         try:
             listed = await client.usergroups_list()
         except SlackApiError as exc:
             logger.info("usergroups.list failed (%s)", exc.response.get("error"))
             return []
-        return [
+        groups = [
             (str(g["id"]), str(g.get("handle") or g.get("name") or g["id"]))
             for g in listed.get("usergroups") or []
             if isinstance(g, dict) and g.get("id")
         ]
+        self._usergroups[team_id] = groups
+        return groups
 
     def forget_channels(self, team_id: str) -> None:
         self._channels.pop(team_id, None)
