@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -29,6 +30,7 @@ from bot.slack.home import ids
 from rag import RagService, Settings, Store, find_tenant, list_sources
 from tests import credentials
 from tests.fakes.slack_api import FakeSlack, SlackSender
+from tests.git_repos import GitRepo
 from tests.slack_harness import ServedApp, served_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:BasicAuth is deprecated:DeprecationWarning")
@@ -359,3 +361,33 @@ async def test_with_self_service_off_an_install_stays_unmapped(
         assert ws.tenant == ""
         view = await ws.home(INSTALLER)
         assert "not connected" in text_of(view) and controls(view) == []
+
+
+async def test_a_tested_source_is_added_once_however_often_its_modal_is_submitted(
+    settings: Settings, store: Store, service: RagService, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "runbooks")
+    repo.write("db/failover.md", "# Failover\n\nPromote the replica.\n")
+    repo.commit("first")
+    async with workspace(settings, store, service, source_allow_file=True) as ws:
+        view = await ws.home(INSTALLER)
+        add = {"type": "button", "action_id": ids.SOURCE_ADD_GIT, "block_id": "sources.add"}
+        await ws.click(INSTALLER, view, {**add, "value": "git"}, publishes=False)
+        [opened] = await ws.slack.wait_for("views.open")
+        modal = {**opened.body["view"], "id": opened.reply["view"]["id"]}
+        typed = {"url": repo.url, "token": "ghp_sealed_at_once_5150"}
+        before = len(ws.published(INSTALLER))
+        bodies = await asyncio.gather(*(ws.submit(INSTALLER, modal, typed) for _ in range(2)))
+        assert all("errors" not in body for body in bodies)  # the modal closes
+        [row] = await list_sources(store, tenant=ws.tenant)
+        assert row.name == "runbooks" and "ghp_sealed_at_once_5150" not in json.dumps(
+            row.credential
+        )
+        page = await ws.next_view(INSTALLER, before + 1)  # each submission redraws the page
+        assert "runbooks" in text_of(page)
+        assert control(page, ids.SOURCE_SYNC)["value"] == str(row.source_id)
+        removed = await ws.click(
+            INSTALLER, page, {**control(page, ids.SOURCE_REMOVE), "type": "button"}
+        )
+        assert await list_sources(store, tenant=ws.tenant) == []
+        assert "No runbook sources yet" in text_of(removed)

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
 import pytest_asyncio
+from cryptography.fernet import Fernet
+from pydantic import SecretStr
 
 from bot.core.admin.admins import list_admins
 from bot.core.admin.audit import recent_changes
@@ -18,10 +21,11 @@ from bot.core.admin.lifecycle import is_uninstalled
 from bot.core.alerts.channel_settings import channel_settings, set_channel_switch
 from bot.teams.settings import card as settings_card
 from bot.teams.tenancy import find_teams_tenant
-from rag import RagService, Settings, Store
+from rag import RagService, Settings, Store, list_sources
 from tests.adaptive_cards import card_problems
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.fakes.entra_keys import TokenIssuer
+from tests.git_repos import GitRepo
 from tests.teams_harness import (
     APP_ID,
     USER,
@@ -105,6 +109,14 @@ class Org:
 async def org(settings: Settings, service: RagService, store: Store) -> AsyncIterator[Org]:
     async with FakeBotConnector() as connector, TokenIssuer() as issuer:
         local = teams_settings(settings, jwks_url=issuer.jwks_url, local=True)
+        # file:// git sources for the add-a-source test (the operator's allowance, issue 36);
+        # a key, so a token can be sealed.
+        local = local.model_copy(
+            update={
+                "source_allow_file": True,
+                "encryption_keys": SecretStr(Fernet.generate_key().decode()),
+            }
+        )
         async with served_teams(settings=local, service=service, store=store) as served:
             yield Org(served, connector, issuer, new_aad_tenant())
 
@@ -183,3 +195,28 @@ async def test_an_admin_adds_an_admin_and_an_uninstall_starts_the_retention_wind
     await org.install("add")
     assert not await is_uninstalled(store, tenant)
     assert len(await list_admins(store, tenant, "teams")) == 2  # as it was
+
+
+async def test_an_admin_adds_a_source_from_the_card_and_a_private_url_is_refused(
+    org: Org, store: Store, tmp_path: Path
+) -> None:
+    await org.install()
+    tenant = await find_teams_tenant(store, org.aad)
+    assert tenant is not None
+    inputs = settings_card.SOURCE_INPUTS
+    private = {inputs["kind"]: "git", inputs["url"]: "https://192.168.1.9/ops/runbooks.git"}
+    card = await org.execute(settings_card.SOURCE_ADD, private, USER)
+    assert "private or local address" in json.dumps(card)
+    repo = GitRepo(tmp_path / "runbooks")
+    repo.write("db/failover.md", "# Failover\n\nPromote the replica.\n")
+    repo.commit("first")
+    typed = {inputs["kind"]: "git", inputs["url"]: repo.url, inputs["token"]: "tok-sealed-4242"}
+    assert (await org.execute(settings_card.SOURCE_ADD, typed, OTHER)) and not await list_sources(
+        store, tenant=tenant
+    )  # not an admin
+    card = await org.execute(settings_card.SOURCE_ADD, typed, USER)
+    assert "source runbooks added" in json.dumps(card)
+    assert "tok-sealed-4242" not in json.dumps(card)
+    [row] = await list_sources(store, tenant=tenant)
+    assert row.name == "runbooks" and "tok-sealed-4242" not in json.dumps(row.credential)
+    assert settings_card.SOURCE_SYNC in verbs(card)

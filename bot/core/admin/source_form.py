@@ -173,6 +173,13 @@ class SourceForm:
     async def _store_once(
         self, tenant: str, actor: Actor, source: CheckedSource, submission_key: str
     ) -> Outcome:
+        """Claim the submission and add the source: the claim stays uncommitted until the
+        source is stored, so a second copy of the form waits for it, then finds it claimed
+        (and the source there); a failed add releases the claim with its rollback."""
+        sealed = None
+        if source.credential is not None and self._cipher is not None:
+            sealed = self._cipher.seal(dict(source.credential))
+        webhook = {"secret": secrets.token_urlsafe(32)}
         async with self._store.pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
                 "INSERT INTO settings_submissions (submission_key, tenant_id) VALUES (%s, %s) "
@@ -181,26 +188,19 @@ class SourceForm:
             )
             if cur.rowcount == 0:
                 return Outcome(False, f"source {source.name} was added already")
-        sealed = None
-        if source.credential is not None and self._cipher is not None:
-            sealed = self._cipher.seal(dict(source.credential))
-        webhook = {"secret": secrets.token_urlsafe(32)}
-        try:
-            row = await add_source(
-                self._store,
-                tenant=tenant,
-                name=source.name,
-                kind=source.kind,
-                settings=source.settings,
-                credential=sealed,
-                webhook_secret=webhook if self._cipher is None else self._cipher.seal(webhook),
-            )
-        except ConfigurationError as exc:
-            await self._forget(submission_key)
-            raise FieldErrors(
-                {"name": f"this workspace already has a source {source.name}"}
-            ) from exc
-        async with self._store.pool.connection() as conn, conn.transaction():
+            try:
+                row = await add_source(
+                    self._store,
+                    tenant=tenant,
+                    name=source.name,
+                    kind=source.kind,
+                    settings=source.settings,
+                    credential=sealed,
+                    webhook_secret=webhook if self._cipher is None else self._cipher.seal(webhook),
+                )
+            except ConfigurationError as exc:
+                message = f"this workspace already has a source {source.name}"
+                raise FieldErrors({"name": message}) from exc
             await record_change(
                 conn,
                 tenant=tenant,
@@ -210,15 +210,8 @@ class SourceForm:
                 target=row.name,
                 after={"kind": row.kind, **row.settings, "credential": "sealed"},
             )
-        return Outcome(
-            True, f"source {row.name} added; its first sync is queued", str(row.source_id)
-        )
-
-    async def _forget(self, submission_key: str) -> None:
-        async with self._store.pool.connection() as conn:
-            await conn.execute(
-                "DELETE FROM settings_submissions WHERE submission_key = %s", (submission_key,)
-            )
+        message = f"source {row.name} added; its first sync is queued"
+        return Outcome(True, message, str(row.source_id))
 
 
 def _default_name(draft: SourceDraft) -> str:

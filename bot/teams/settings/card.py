@@ -14,6 +14,31 @@ REFRESH = "settings.refresh"
 CHANNEL = "settings.channel"
 SOURCE_SYNC = "settings.source.sync"
 SOURCE_REMOVE = "settings.source.remove"
+SOURCE_ADD = "settings.source.add"
+# The add-a-source inputs: form field → input id (secrets in password inputs, never prefilled).
+SOURCE_INPUTS = {
+    "kind": "source_kind",
+    "url": "source_url",
+    "branch": "source_branch",
+    "path": "source_path",
+    "space": "source_space",
+    "label": "source_label",
+    "email": "source_email",
+    "token": "source_token",
+    "pat": "source_pat",
+    "name": "source_name",
+}
+_SOURCE_HINTS = {
+    "url": "git clone URL (https://…) or Confluence site (https://acme.atlassian.net/wiki)",
+    "branch": "git: branch (default: the repository's default)",
+    "path": "git: only this folder",
+    "space": "Confluence: space key, e.g. OPS",
+    "label": "Confluence: only pages with this label",
+    "email": "Confluence Cloud: e-mail of the API token",
+    "token": "git token or Confluence API token (sealed at once)",
+    "pat": "Confluence Data Center: personal access token (sealed at once)",
+    "name": "name on the card (default from the URL or space)",
+}
 OWNER = "settings.owner"
 ADMIN_ADD = "settings.admin.add"
 ADMIN_REMOVE = "settings.admin.remove"
@@ -50,7 +75,7 @@ def _heading(text: str) -> Json:
 def _sources(overview: TenantOverview, admin: bool) -> list[Json]:
     out = [_heading("Runbook sources")]
     if not overview.sources:
-        out.append(text_block("No runbook sources yet (`runbook source add` on the server)."))
+        out.append(text_block("No runbook sources yet."))
     for s in overview.sources:
         last = s.last_sync.strftime("%Y-%m-%d %H:%M UTC") if s.last_sync else "never"
         line = f"{s.name} · {s.kind} · {s.where} ({s.scope}) · last sync {last}: {s.outcome}"
@@ -66,6 +91,26 @@ def _sources(overview: TenantOverview, admin: bool) -> list[Json]:
                     ],
                 }
             )
+    if admin:
+        out += _add_source()
+    return out
+
+
+def _add_source() -> list[Json]:
+    kinds = [
+        {"title": "git repository", "value": "git"},
+        {"title": "Confluence space", "value": "confluence"},
+    ]
+    out: list[Json] = [
+        text_block("Add a source (tested before it is saved):", spacing="Medium"),
+        {"type": "Input.ChoiceSet", "id": SOURCE_INPUTS["kind"], "choices": kinds, "value": "git"},
+    ]
+    for field, hint in _SOURCE_HINTS.items():
+        element: Json = {"type": "Input.Text", "id": SOURCE_INPUTS[field], "placeholder": hint}
+        if field in ("token", "pat"):
+            element["style"] = "Password"
+        out.append(element)
+    out.append({"type": "ActionSet", "actions": [execute(SOURCE_ADD, "Test and add", {})]})
     return out
 
 

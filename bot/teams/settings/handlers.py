@@ -5,6 +5,7 @@ the server for every one — and answer with the card redrawn, so it refreshes i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from typing import Any
@@ -21,8 +22,11 @@ from bot.core.admin.lifecycle import (
     provision_install,
 )
 from bot.core.admin.overview import load_overview
+from bot.core.admin.source_form import FieldErrors, SourceDraft, SourceForm
+from bot.core.admin.source_network import NetworkRules
 from bot.core.alerts.channel_settings import list_channel_switches
 from bot.core.sources.jobs import queue_sync
+from bot.core.sources.runs import cipher_or_none
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import ADAPTIVE_CARD, Json, render_not_connected
 from bot.teams.invokes import as_dict, card_response, respond, value_of
@@ -34,10 +38,19 @@ from rag import delete_tenant
 logger = logging.getLogger(__name__)
 
 SETTINGS_WORDS = frozenset({"settings", "setup", "admin"})
+# Teams waits a few seconds for an invoke's answer: a slower source test finishes afterwards,
+# and its outcome is the notice of the clicker's next card.
+ADD_BUDGET_S = 4.0
 
 
 def register_settings(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
     changes = SettingsChanges(bot.store)
+    form = SourceForm(
+        bot.store,
+        cipher=cipher_or_none(bot.settings),
+        rules=NetworkRules.from_settings(bot.settings),
+    )
+    later: dict[tuple[str, str], Outcome] = {}  # (tenant, person) → a slow add's outcome
 
     async def on_installation(context: TurnContext, state: TurnState) -> None:
         await _installation(bot, context.activity)
@@ -54,7 +67,13 @@ def register_settings(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
         activity = context.activity
         action = as_dict(value_of(activity).get("action"))
         verb, data = str(action.get("verb") or ""), as_dict(action.get("data"))
-        outcome = await _apply(bot, changes, activity, verb, data)
+        outcome: Outcome | None
+        if verb == c.SOURCE_ADD:
+            outcome = await _add_source(bot, form, later, activity, data)
+        else:
+            outcome = await _apply(bot, changes, activity, verb, data)
+        tenant = await _tenant(bot, activity)
+        outcome = outcome or later.pop((tenant or "", _actor(activity).user_id), None)
         await respond(context, card_response(await _card(bot, activity, outcome)))
 
     app.add_route(_is_installation, on_installation, rank=RouteRank.FIRST)
@@ -174,3 +193,56 @@ async def _apply(
         await changes.audit(tenant, actor, "source.sync_requested", row.name, None, None)
         return Outcome(True, f"sync of {row.name} queued")
     return refused("That control is not known here; nothing changed.")
+
+
+async def _add_source(
+    bot: TeamsBot,
+    form: SourceForm,
+    later: dict[tuple[str, str], Outcome],
+    activity: Activity,
+    data: dict[str, Any],
+) -> Outcome:
+    tenant, actor = await _tenant(bot, activity), _actor(activity)
+    if tenant is None:
+        return refused("This organisation is not connected.")
+    typed = {f: str(data.get(i) or "") for f, i in c.SOURCE_INPUTS.items()}
+    kind = typed.pop("kind") or "git"
+    secrets = {k: typed.pop(k) or None for k in ("token", "pat")}
+    try:
+        draft = SourceDraft.model_validate({"kind": kind, **typed, **secrets})
+    except ValueError:
+        return refused("Pick git or Confluence.")
+    key = f"teams:{activity.id or uuid.uuid4()}"
+    work = asyncio.ensure_future(form.submit(tenant, actor, draft, submission_key=key))
+    bot.tasks.adopt(work)
+    done, _ = await asyncio.wait({work}, timeout=ADD_BUDGET_S)
+    if not done:
+        work.add_done_callback(lambda w: _keep_outcome(bot, later, (tenant, actor.user_id), w))
+        return Outcome(False, "Still testing the source; press Refresh for the outcome.")
+    return await _added(bot, tenant, work)
+
+
+async def _added(bot: TeamsBot, tenant: str, work: asyncio.Future[Outcome]) -> Outcome:
+    try:
+        outcome = work.result()
+    except FieldErrors as exc:
+        return refused(
+            "Nothing was added: " + "; ".join(f"{k}: {v}" for k, v in exc.errors.items())
+        )
+    if outcome.source_id is not None:
+        await queue_sync(
+            bot.jobs, source_id=uuid.UUID(outcome.source_id), tenant=tenant, key="first"
+        )
+    return outcome
+
+
+def _keep_outcome(
+    bot: TeamsBot,
+    later: dict[tuple[str, str], Outcome],
+    key: tuple[str, str],
+    work: asyncio.Future[Outcome],
+) -> None:
+    async def keep() -> None:
+        later[key] = await _added(bot, key[0], work)
+
+    bot.tasks.adopt(asyncio.ensure_future(keep()))
