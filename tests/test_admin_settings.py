@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,9 +34,32 @@ from bot.core.admin.source_network import NetworkRules
 from bot.core.alerts.channel_settings import channel_settings
 from bot.core.token_cipher import TokenCipher
 from rag import Settings, Store, find_tenant, list_sources
-from tests.fakes.confluence import API_TOKEN, EMAIL, ConfluenceFake
+from tests.fakes.confluence import API_TOKEN, EMAIL, FAKE, ConfluenceFake
 from tests.git_repos import GitRepo
-from tests.test_sources_confluence import fake  # noqa: F401 - the fake Confluence fixture
+
+
+@pytest.fixture
+def fake() -> Iterator[ConfluenceFake]:
+    """The shared fake Confluence on a port of its own choosing (its first line names it)."""
+    if not FAKE.exists():
+        pytest.skip(f"the shared fake Confluence is not at {FAKE}")
+    process = subprocess.Popen(
+        [sys.executable, str(FAKE), "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        site = process.stdout.readline().strip()
+        assert site.startswith("http://127.0.0.1:"), site
+        yield ConfluenceFake(site)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
 
 CIPHER = TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode()))
 INSTALLER = "U_INSTALLER"
@@ -228,7 +254,7 @@ async def test_a_double_submitted_form_adds_one_source(store: Store, tmp_path: P
 
 async def test_confluence_wrong_token_and_missing_space_land_on_their_fields(
     store: Store,
-    fake: ConfluenceFake,  # noqa: F811
+    fake: ConfluenceFake,
 ) -> None:
     tenant, _ = await new_tenant(store)
     form, admin = _form(store, allow_private=True), Actor("slack", INSTALLER)
