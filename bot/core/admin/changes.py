@@ -55,6 +55,7 @@ class SettingsChanges:
         column = "alerts" if switch == "alerts" else "follow_ups"
         params = {"tenant": tenant, "team": team_id, "channel": channel_id, "on": on}
         async with self._store.pool.connection() as conn, conn.transaction():
+            await _serialise(conn, tenant, f"channel:{team_id}:{channel_id}")
             cur = await conn.execute(
                 "SELECT alerts, follow_ups FROM channel_settings WHERE tenant_id = %(tenant)s "
                 "AND team_id = %(team)s AND channel_id = %(channel)s FOR UPDATE",
@@ -83,6 +84,7 @@ class SettingsChanges:
             return refused(NOT_ADMIN)
         params = {"tenant": tenant, "team": team_id, "channel": channel_id, "service": service}
         async with self._store.pool.connection() as conn, conn.transaction():
+            await _serialise(conn, tenant, f"service:{team_id}:{channel_id}")
             cur = await conn.execute(
                 "SELECT service FROM channel_scopes WHERE tenant_id = %(tenant)s "
                 "AND team_id = %(team)s AND channel_id = %(channel)s FOR UPDATE",
@@ -119,6 +121,7 @@ class SettingsChanges:
                 return refused(f"{target} is not a {actor.surface} person, group or channel")
         params = {"tenant": tenant, "name": DEFAULT_NAME, "surface": actor.surface}
         async with self._store.pool.connection() as conn, conn.transaction():
+            await _serialise(conn, tenant, f"owner:{actor.surface}")
             cur = await conn.execute(
                 "SELECT target FROM owner_targets WHERE tenant_id = %(tenant)s "
                 "AND name = %(name)s AND surface = %(surface)s FOR UPDATE",
@@ -223,6 +226,14 @@ ON CONFLICT (tenant_id, team_id, channel_id)
     DO UPDATE SET follow_ups = excluded.follow_ups, updated_at = now()
 """,
 }
+
+
+async def _serialise(conn: Any, tenant: str, setting: str) -> None:
+    """One change of a setting at a time (until the transaction ends), also before its first
+    row exists: each change reads the value the previous one wrote, and audits it as before."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (tenant, setting)
+    )
 
 
 async def own_source(store: Store, tenant: str, source_id: str) -> SourceRow | None:
