@@ -1,5 +1,6 @@
 """runbook-bot's core: ingestion, retrieval, gating, answering and verification. No Slack here."""
 
+from rag.alerts import Alert, parse_alert
 from rag.answers import (
     Answerer,
     AskResult,
@@ -100,6 +101,8 @@ from rag.workspaces import (
 )
 
 __all__ = [
+    "Alert",
+    "parse_alert",
     "BM25_PARAMS",
     "CANDIDATES_PER_RETRIEVER",
     "DEFAULT_EMBEDDING_MODEL",
