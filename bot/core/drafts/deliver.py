@@ -14,7 +14,7 @@ from bot.core.drafts.destinations import ForgeTarget, forge_target
 from bot.core.drafts.forge_http import DeliveryError, ForgeHttp
 from bot.core.drafts.github import open_pull_request
 from bot.core.drafts.gitlab import open_merge_request
-from bot.core.source_runs import open_secret
+from bot.core.sources.runs import open_secret
 from bot.core.token_cipher import TokenCipher
 from rag import SourceRow, Store, list_sources
 
