@@ -32,6 +32,7 @@ from bot.slack.answering import Bot
 from bot.slack.delivery.clients import SlackClients
 from bot.slack.delivery.posts import Delivery
 from bot.slack.delivery.retries import install_retry_handlers
+from bot.slack.drafts.listeners import register_drafts
 from bot.slack.failures import ErrorReporter
 from bot.slack.intake import build_intake_middleware
 from bot.slack.listeners.actions import register_actions
@@ -56,6 +57,10 @@ BOT_SCOPES = (
     "groups:history",
     "usergroups:read",
     "im:history",
+    "users:read",  # thread-to-runbook drafts: authors' names, workspace admins
+    "channels:read",  # drafts: whether the asker can see the thread's channel
+    "groups:read",
+    "files:write",  # drafts: the Markdown as a file when no source can take it
 )
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
@@ -130,6 +135,7 @@ def build_app(
     register_mentions(app, bot)
     register_commands(app, bot)
     register_shortcuts(app, bot)
+    register_drafts(app, bot)
     register_actions(app, bot)
     register_feedback_form(app, bot)
     app.error(ErrorReporter(delivery, metrics).handle)

@@ -32,7 +32,7 @@ def commands_in(text: str) -> list[str]:
 
 
 def prose_of(text: str) -> str:
-    """``text`` without its commands (blocks and command spans): what the responder said around the command."""
+    """``text`` without its commands (blocks and command spans): what was said around them."""
     prose = _CODE.sub(_keep_words, text)
     return " ".join(prose.split()).rstrip(": ")
 

@@ -26,7 +26,7 @@ def storage_of(markdown: str) -> str:
     title heading left out (the page has its own title)."""
     body = _FRONTMATTER.sub("", markdown, count=1).lstrip()
     body = re.sub(r"\A# [^\n]*\n", "", body)
-    return MarkdownIt("commonmark", {"xhtmlOut": True}).render(body)
+    return str(MarkdownIt("commonmark", {"xhtmlOut": True}).render(body))
 
 
 async def create_draft_page(

@@ -60,8 +60,9 @@ def _provenance(draft: RunbookDraft) -> str:
         "every step below was posted there, by the person named, in this order._"
     )
     if draft.redactions:
-        noun = "secret" if draft.redactions == 1 else "secrets"
-        said += f" _{draft.redactions} {noun} posted in the thread {'was' if draft.redactions == 1 else 'were'} redacted._"
+        one = draft.redactions == 1
+        noun, verb = ("secret", "was") if one else ("secrets", "were")
+        said += f" _{draft.redactions} {noun} posted in the thread {verb} redacted._"
     return said
 
 
