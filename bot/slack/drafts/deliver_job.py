@@ -101,7 +101,8 @@ class DeliverJob:
     async def _tell(
         self, client: AsyncWebClient, row: DraftRow, link: str, kind: str, owner: object
     ) -> None:
-        text = f"📝 A runbook drafted from this thread is ready for review: <{link}|{row.title}> ({kind})"
+        text = f"📝 A runbook drafted from this thread is ready for review: <{link}|{row.title}>"
+        text += f" ({kind})"
         await client.chat_postMessage(channel=row.channel_id, thread_ts=row.thread_id, text=text)
         if isinstance(owner, str) and owner:
             note = (
