@@ -109,7 +109,7 @@ class FakeForge:
     @web.middleware
     async def _gate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         for n, (prefix, status) in enumerate(self._failures):
-            if request.path.startswith(prefix):
+            if request.raw_path.startswith(prefix):
                 del self._failures[n]
                 self.requests.append((request.method, request.path, status))
                 headers = {"Retry-After": "0"} if status == 429 else None

@@ -78,12 +78,13 @@ async def deliver(
         target = forge_target(row)
         if target is None:
             raise DeliveryError("refused", f"{row.name} is not on GitHub or GitLab")
+        path = f"{target.folder}/{path}" if target.folder else path  # items are inside --path
         change = _change(submission, path, submission.section, append=True)
         return await _forge(target, change, session, cipher, sleep_cap_s), target.document_id(path)
     for row in sources:
         target = forge_target(row)
         if target is not None:
-            path = target.new_file(submission.title)
+            path = target.new_file(submission.title, await _items(store, row))
             change = _change(submission, path, submission.markdown, append=False)
             delivered = await _forge(target, change, session, cipher, sleep_cap_s)
             return delivered, target.document_id(path)
@@ -136,6 +137,16 @@ async def _forge(
 
 def _credential(row: SourceRow, cipher: TokenCipher | None) -> dict[str, object]:
     return {} if row.credential is None else open_secret(row.credential, cipher, "credential")
+
+
+async def _items(store: Store, row: SourceRow) -> list[str]:
+    """The repository paths of the source's synced runbooks."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT item_id FROM source_items WHERE source_id = %s AND document_id IS NOT NULL",
+            (row.source_id,),
+        )
+        return [str(r[0]) for r in await cur.fetchall()]
 
 
 _HOLDING = """

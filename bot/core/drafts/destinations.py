@@ -4,6 +4,7 @@ API base), a Confluence space, or, with no writable source, a file in the thread
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
@@ -23,10 +24,15 @@ class ForgeTarget:
     repo: str  # owner/name (GitHub) or group/…/name (GitLab)
     folder: str  # the source's --path
 
-    def new_file(self, title: str) -> str:
-        """The path of a new runbook named for ``title`` inside the source's folder."""
+    def new_file(self, title: str, beside: list[str] = []) -> str:  # noqa: B006 (read only)
+        """The path of a new runbook named for ``title``: in the source's folder, else in the
+        folder most of its runbooks (``beside``, repository paths) are in."""
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", title).strip("-.") or "runbook"
-        return str(PurePosixPath(self.folder or ".", f"{name[:80]}.md")).removeprefix("./")
+        folder = self.folder
+        if not folder and beside:
+            parents = Counter(str(PurePosixPath(path).parent) for path in beside)
+            folder = max(sorted(parents), key=lambda p: parents[p])
+        return str(PurePosixPath(folder or ".", f"{name[:80]}.md")).removeprefix("./")
 
     def document_id(self, path: str) -> str:
         """The document id a sync will give ``path`` (relative to --path, no suffix)."""
@@ -45,11 +51,14 @@ def forge_target(row: SourceRow) -> ForgeTarget | None:
     settings = GitSourceSettings.model_validate(row.settings)
     host, path = _host_and_path(settings.url)
     if host is None:
-        return None
-    forge = settings.forge or _forge_of(host)
+        if not (settings.forge and settings.api_url):
+            return None
+        # A local mirror of a forge's repository (file://): its owner/name are its last folders.
+        path = "/".join(urlsplit(settings.url).path.rstrip("/").split("/")[-2:])
+    forge = settings.forge or _forge_of(host or "")
     if forge is None:
         return None
-    api = settings.api_url or _default_api(forge, host, settings.url)
+    api = settings.api_url or _default_api(forge, host or "", settings.url)
     repo = path.strip("/").removesuffix(".git")
     return ForgeTarget(row, forge, api.rstrip("/"), repo, settings.path)
 
