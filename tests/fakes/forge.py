@@ -114,8 +114,7 @@ class FakeForge:
                 self.requests.append((request.method, request.path, status))
                 headers = {"Retry-After": "0"} if status == 429 else None
                 return web.json_response({"message": "injected"}, status=status, headers=headers)
-        auth = request.headers.get("Authorization", "").split(" ")[-1]
-        token = request.headers.get("PRIVATE-TOKEN") or auth
+        token = _token(request)
         if token not in (TOKEN, READ_ONLY_TOKEN):
             response: web.StreamResponse = web.json_response(
                 {"message": "Bad credentials"}, status=401
@@ -125,7 +124,6 @@ class FakeForge:
             message = "insufficient_scope" if gitlab else "Resource not accessible by integration"
             response = web.json_response({"message": message}, status=403)
         else:
-            request["writer"] = token == TOKEN
             async with self._lock:  # one request at a time: git plumbing is not concurrent
                 response = await handler(request)
         self.requests.append((request.method, request.path, response.status))
@@ -138,7 +136,7 @@ class FakeForge:
 
     async def _gh_repo(self, request: web.Request) -> web.Response:
         name, _ = self._gh(request)
-        push = bool(request.get("writer"))
+        push = _token(request) == TOKEN
         return web.json_response(
             {
                 "full_name": name,
@@ -245,7 +243,7 @@ class FakeForge:
 
     async def _gl_project(self, request: web.Request) -> web.Response:
         name, _ = self._gl(request)
-        level = 40 if request.get("writer") else 20
+        level = 40 if _token(request) == TOKEN else 20
         return web.json_response(
             {
                 "path_with_namespace": name,
@@ -325,3 +323,8 @@ class FakeForge:
             "gitlab", name, head, body["target_branch"], body["title"], body.get("description", "")
         )
         return web.json_response(self._gl_mr(pull), status=201)
+
+
+def _token(request: web.Request) -> str:
+    bearer = request.headers.get("Authorization", "").split(" ")[-1]
+    return request.headers.get("PRIVATE-TOKEN") or bearer

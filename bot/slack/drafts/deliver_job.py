@@ -54,7 +54,7 @@ class DeliverJob:
             section=_as_section(row.title, row.markdown),
             destination=_destination(str(asked.get("destination") or "new")),
             thread_link=row.thread_link,
-            asked_by=f"<@{user}> (Slack)" if user else "a responder",
+            asked_by=await _name_of(client, user),
             redactions=row.redactions,
         )
         try:
@@ -139,6 +139,18 @@ class DeliverJob:
                 thread_ts=row.thread_id,
                 text=f"{text}\n```\n{row.markdown[:35000]}\n```",
             )
+
+
+async def _name_of(client: AsyncWebClient, user: str) -> str:
+    """How a pull request names the asker: their Slack name, and their id to find them by."""
+    if not user:
+        return "a responder in Slack"
+    try:
+        info = (await client.users_info(user=user)).get("user") or {}
+    except SlackApiError:
+        info = {}
+    name = (info.get("profile") or {}).get("real_name") or info.get("real_name")
+    return f"{name} (Slack user {user})" if name else f"Slack user {user}"
 
 
 def _destination(value: str) -> str:

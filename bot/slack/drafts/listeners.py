@@ -75,6 +75,7 @@ class DraftShortcut:
     async def handle(
         self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
     ) -> None:
+        self.bot.tasks.adopt_current()  # a drain waits for the modal too
         await ack()
         trigger = str(body.get("trigger_id") or "")
         view = await self._view(body, client, context)
@@ -153,6 +154,7 @@ class DraftSubmission:
         client: AsyncWebClient,
         context: AsyncBoltContext,
     ) -> None:
+        self.bot.tasks.adopt_current()  # the delivery is queued after the ack
         review = read_review(body.get("view") or {})
         if not review.title:
             await ack(response_action="errors", errors={"draft_title": "A runbook needs a title."})
