@@ -8,6 +8,7 @@ import re
 _CODE = re.compile(r"(`{3,}|~{3,})[^\n`]*\n?(?P<block>.*?)\1|`(?P<span>[^`\n]+)`", re.S)
 # An inline span is a command when it reads like one: a program name, then arguments.
 _COMMAND_SPAN = re.compile(r"^(?:sudo\s+|[A-Z_]+=\S+\s+)*[a-z][\w.+-]*(?:\s+\S+)+$")
+_TRAILING_SPAN = re.compile(r"`([^`\n]+)`\s*$")
 # Changes something without being one of rag's state-changing patterns (those are marked ⚠️
 # separately): used to tell the fix from the diagnosis around it.
 _ACTS = re.compile(
@@ -32,16 +33,14 @@ def commands_in(text: str) -> list[str]:
 
 
 def prose_of(text: str) -> str:
-    """``text`` without its commands (blocks and command spans): what was said around them."""
-    prose = _CODE.sub(_keep_words, text)
-    return " ".join(prose.split()).rstrip(": ")
-
-
-def _keep_words(match: re.Match[str]) -> str:
-    span = match.group("span")
-    if span is not None and not _COMMAND_SPAN.match(span.strip()):
-        return match.group(0)
-    return " "
+    """``text`` without its fenced blocks and a command it ends with: what was said around
+    them (inline code inside a sentence stays: "`df -h` says 93% used")."""
+    prose = _CODE.sub(lambda m: " " if m.group("block") is not None else m.group(0), text)
+    prose = " ".join(prose.split())
+    trailing = _TRAILING_SPAN.search(prose)
+    if trailing and _COMMAND_SPAN.match(trailing.group(1).strip()):
+        prose = prose[: trailing.start()]  # the step shows the command below
+    return prose.rstrip(": ")
 
 
 def acts(command: str) -> bool:

@@ -27,6 +27,12 @@ _FIXED = re.compile(
 # Only after a command that acted: "disk going down now" is the fix working.
 _IMPROVING = re.compile(r"\b(?:going down|dropping|recovering|improving|coming back)\b", re.I)
 _QUESTION = re.compile(r"\?\s*(?:$|\n)|\?\s+[A-Z]")
+_REPLY_WINDOW = 4
+_FUNCTION_WORDS = frozenset(
+    "the and for are was were you your any anyone someone know why what when where which who how "
+    "does did this that these those there here have has had can could should would will just "
+    "not but with from into about it's its our out now then than".split()
+)
 _LABELS_SHOWN = ("severity", "service", "namespace", "instance", "job", "cluster", "team")
 
 
@@ -181,22 +187,44 @@ def _symptoms(alert: Alert | None) -> tuple[str, ...]:
             f"The alert `{alert.name}` fires" + (f" ({', '.join(shown)})" if shown else "") + "."
         )
     if alert.summary:
-        lines.append(_words(alert.summary))
+        summary = alert.summary
+        if alert.name:  # the summary may repeat the name line ("Name - critical")
+            summary = re.sub(rf"\b{re.escape(alert.name)}\b(\s+-\s+\w+)?", " ", summary)
+        if summary.strip():
+            lines.append(_words(summary))
     return tuple(lines)
 
 
 def _open_questions(
     people: list[tuple[int, ThreadMessage]], fixed_at: int | None
 ) -> tuple[Quote, ...]:
-    """Questions no one else replied to, and questions asked after the fix."""
+    """Questions nobody answered: asked after the fix, or with no reply from someone else
+    among the next few messages that takes up one of its words. A question that comes with
+    its own command ("which topics are biggest? `kafka-log-dirs …`") answered itself."""
     found = []
     for k, (i, message) in enumerate(people):
-        if not _QUESTION.search(message.text) or message.text.lstrip().startswith("<@"):
+        text = message.text
+        if not _QUESTION.search(text) or text.lstrip().startswith(("<@", "@")) or commands_in(text):
             continue
-        replied = any(other.author_id != message.author_id for _, other in people[k + 1 :])
-        if not replied or (fixed_at is not None and i > fixed_at):
-            found.append(Quote(_words(message.text), message.author, message.link))
+        asked = _content_words(_question_sentence(text))
+        replies = [
+            m for _, m in people[k + 1 : k + 1 + _REPLY_WINDOW] if m.author_id != message.author_id
+        ]
+        answered = any(asked & _content_words(m.text) for m in replies)
+        if not answered or (fixed_at is not None and i > fixed_at):
+            found.append(Quote(_words(text), message.author, message.link))
     return tuple(found)
+
+
+def _question_sentence(text: str) -> str:
+    """The sentence that ends with the question mark."""
+    before = text[: text.rindex("?")]
+    return re.split(r"[.!?\n]", before)[-1]
+
+
+def _content_words(text: str) -> set[str]:
+    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{2,}", text)}
+    return words - _FUNCTION_WORDS
 
 
 def _note(text: str) -> str:
