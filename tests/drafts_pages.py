@@ -4,6 +4,7 @@ the review modal's blocks drawn roughly as Slack draws them (for the screenshots
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -22,11 +23,12 @@ table.front { border-collapse: collapse; margin-bottom: 16px; font-size: 13px; }
 table.front td { border: 1px solid #d0d7de; padding: 4px 10px; }
 .modal { width: 520px; margin: 24px auto; background: #fff; border-radius: 8px;
          box-shadow: 0 4px 24px rgba(0,0,0,.25); font: 15px/1.46 Lato, Helvetica, sans-serif; }
-.modal header { padding: 18px 24px; font-weight: 900; font-size: 22px; border-bottom: 1px solid #ddd; }
+.modal header { padding: 18px 24px; font-weight: 900; font-size: 22px;
+                border-bottom: 1px solid #ddd; }
 .modal section { padding: 12px 24px; }
 .modal label { display: block; font-weight: 700; margin-bottom: 6px; }
-.modal .input { border: 1px solid #868686; border-radius: 4px; padding: 8px 10px; white-space: pre-wrap;
-                font-size: 14px; }
+.modal .input { border: 1px solid #868686; border-radius: 4px; padding: 8px 10px;
+                white-space: pre-wrap; font-size: 14px; }
 .modal .text { max-height: 520px; overflow: hidden; font: 12px ui-monospace, Menlo, monospace; }
 .modal footer { padding: 16px 24px; border-top: 1px solid #ddd; text-align: right; }
 .button { display: inline-block; padding: 6px 14px; border-radius: 4px; border: 1px solid #aaa;
@@ -81,11 +83,10 @@ def modal_page(view: dict[str, Any]) -> str:
 
 def _mrkdwn(text: str) -> str:
     escaped = html.escape(text)
-    import re
-
     escaped = re.sub(r"&lt;([^|&]+)\|([^&]+)&gt;", r"<a href='\1'>\2</a>", escaped)
     return re.sub(r"\*([^*]+)\*", r"<b>\1</b>", escaped)
 
 
 def _page(body: str) -> str:
-    return f"<!doctype html><html><head><meta charset=utf-8><style>{_STYLE}</style></head><body>{body}</body></html>"
+    head = f"<meta charset=utf-8><style>{_STYLE}</style>"
+    return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"

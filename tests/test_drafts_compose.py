@@ -131,7 +131,8 @@ def test_headings_follow_the_tenants_own_runbooks() -> None:
         ("the password: correct-horse-battery", "correct-horse-battery"),
         ("PGPASSWORD=pg-Secret-1 psql -h db", "pg-Secret-1"),
         (
-            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n-----END OPENSSH PRIVATE KEY-----",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n"
+            "-----END OPENSSH PRIVATE KEY-----",
             "b3BlbnNzaC1rZXktdjE",
         ),
     ],

@@ -4,7 +4,6 @@ read-only token is refused clearly; a section appended to an existing runbook.""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
+from bot.core.drafts.change import Delivered
 from bot.core.drafts.deliver import NoWritableSource, Submission, deliver
 from bot.core.drafts.forge_http import DeliveryError
 from bot.core.sources.runs import run_sync
@@ -20,7 +20,10 @@ from tests.fakes.forge import READ_ONLY_TOKEN, TOKEN, FakeForge
 
 pytestmark = pytest.mark.usefixtures("allow_local_sources")
 
-MARKDOWN = '---\ntitle: "KafkaBrokerDiskUsageHigh"\n---\n\n# KafkaBrokerDiskUsageHigh\n\n## Mitigation\n\n1. x\n'
+MARKDOWN = (
+    '---\ntitle: "KafkaBrokerDiskUsageHigh"\n---\n\n'
+    "# KafkaBrokerDiskUsageHigh\n\n## Mitigation\n\n1. x\n"
+)
 
 
 @pytest.fixture
@@ -68,7 +71,7 @@ def submission(
     )
 
 
-async def send(store: Store, sub: Submission) -> tuple[object, str | None]:
+async def send(store: Store, sub: Submission) -> tuple[Delivered, str | None]:
     async with aiohttp.ClientSession() as session:
         return await deliver(store, sub, session=session, cipher=None, sleep_cap_s=0.05)
 
@@ -91,7 +94,7 @@ async def test_a_draft_becomes_one_branch_one_commit_and_one_request_for_review(
     assert "archives/C_INC/p1700000000000100" in pull.body and "Priya Raman" in pull.body
     assert document == "KafkaBrokerDiskUsageHigh"
     expected = f"/pull/{pull.number}" if kind == "github" else f"/-/merge_requests/{pull.number}"
-    assert getattr(delivered, "link").endswith(expected)
+    assert delivered.link.endswith(expected)
 
 
 @pytest.mark.parametrize("kind", ["github", "gitlab"])
@@ -103,8 +106,8 @@ async def test_a_second_submit_finds_the_first_request_instead_of_opening_anothe
     again, _ = await send(store, submission(unique_tenant))
 
     assert len(forge.pulls) == 1
-    assert getattr(first, "created") and not getattr(again, "created")
-    assert getattr(again, "link") == getattr(first, "link")
+    assert first.created and not again.created
+    assert again.link == first.link
     commits = forge.repo("acme/runbooks").git(
         "rev-list", "--count", "refs/heads/runbook-draft/d-0123456789ab"
     )

@@ -59,7 +59,8 @@ async def test_a_runbook_owner_may_open_one(
     async with draft_bot(settings, store, embedder, tmp_path) as bot:
         async with store.pool.connection() as conn:
             await conn.execute(
-                "INSERT INTO owner_targets (tenant_id, name, target) VALUES ('acme', 'kafka-team', %s)",
+                "INSERT INTO owner_targets (tenant_id, name, target) "
+                "VALUES ('acme', 'kafka-team', %s)",
                 (MEMBER,),
             )
         try:
@@ -135,7 +136,8 @@ async def test_a_read_only_token_gets_a_clear_message_and_the_markdown_in_the_th
     async with draft_bot(settings, store, embedder, tmp_path) as bot:
         async with store.pool.connection() as conn:
             await conn.execute(
-                "UPDATE sources SET credential = %s WHERE tenant_id = 'acme' AND name LIKE 'forge-%%'",
+                "UPDATE sources SET credential = %s "
+                "WHERE tenant_id = 'acme' AND name LIKE 'forge-%%'",
                 (json.dumps({"token": READ_ONLY_TOKEN}),),
             )
         thread = kafka(bot)

@@ -49,12 +49,14 @@ REPLIES = [
     ("U_PRIYA", "`df -h /var/lib/kafka` says 93% used, 38G left"),
     (
         "U_TOMASZ",
-        "which topics are biggest? `kafka-log-dirs --bootstrap-server kafka-2:9092 --describe --broker-list 2`",
+        "which topics are biggest? "
+        "`kafka-log-dirs --bootstrap-server kafka-2:9092 --describe --broker-list 2`",
     ),
     ("U_PRIYA", "clickstream-raw is 600G, the rest is small"),
     (
         "U_TOMASZ",
-        "`kafka-configs --bootstrap-server kafka-2:9092 --describe --entity-type topics --entity-name clickstream-raw` shows retention.ms=604800000",
+        "`kafka-configs --bootstrap-server kafka-2:9092 --describe --entity-type topics "
+        "--entity-name clickstream-raw` shows retention.ms=604800000",
     ),
     ("U_PRIYA", "so 7 days, it should be 2. anyone know why it changed?"),
     ("U_TOMASZ", f"fyi the admin UI login is admin / password={SECRET} if you need it"),
@@ -63,7 +65,8 @@ REPLIES = [
     ("U_PRIYA", "disk going down now, 81%"),
     (
         "U_TOMASZ",
-        "verify nothing is under-replicated: `kafka-topics --bootstrap-server kafka-2:9092 --describe --under-replicated-partitions`",
+        "verify nothing is under-replicated: "
+        "`kafka-topics --bootstrap-server kafka-2:9092 --describe --under-replicated-partitions`",
     ),
     ("U_PRIYA", "none under-replicated, disk at 64%. that fixed it"),
 ]
