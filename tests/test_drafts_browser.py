@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.drafts.compose import compose_draft
 from bot.core.drafts.render import render_markdown, render_sections
-from bot.slack.drafts.modal import Nearest, draft_modal
+from bot.slack.blocks.draft_modal import Nearest, draft_modal
 from tests.drafts_pages import modal_page, runbook_page
 from tests.drafts_threads import SECRET, kafka_thread
 

@@ -32,11 +32,11 @@ from bot.slack.answering import Bot
 from bot.slack.delivery.clients import SlackClients
 from bot.slack.delivery.posts import Delivery
 from bot.slack.delivery.retries import install_retry_handlers
-from bot.slack.drafts.listeners import register_drafts
 from bot.slack.failures import ErrorReporter
 from bot.slack.intake import build_intake_middleware
 from bot.slack.listeners.actions import register_actions
 from bot.slack.listeners.commands import register_commands
+from bot.slack.listeners.drafts import register_drafts
 from bot.slack.listeners.feedback_form import register_feedback_form
 from bot.slack.listeners.incident_actions import register_incident_actions
 from bot.slack.listeners.mentions import register_mentions

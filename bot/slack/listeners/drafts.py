@@ -21,11 +21,17 @@ from bot.core.drafts.permissions import HIDDEN_CHANNEL, REFUSED, may_open_pull_r
 from bot.core.drafts.render import NOTHING_TO_DRAFT, render_markdown, render_sections
 from bot.core.drafts.store import DraftStore
 from bot.slack.answering import Bot
+from bot.slack.blocks.draft_modal import (
+    SUBMIT_CALLBACK,
+    Nearest,
+    draft_modal,
+    notice_modal,
+    read_review,
+)
 from bot.slack.delivery.job_replies import job_request
-from bot.slack.drafts.deliver_job import DELIVER, DeliverJob
-from bot.slack.drafts.modal import SUBMIT_CALLBACK, Nearest, draft_modal, notice_modal, read_review
-from bot.slack.drafts.thread_reader import read_thread
+from bot.slack.listeners.draft_delivery import DELIVER, DeliverJob
 from bot.slack.tenancy import origin_of, tenant_of, with_installation
+from bot.slack.thread_reader import read_thread
 
 logger = logging.getLogger(__name__)
 

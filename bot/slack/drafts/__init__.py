@@ -1,1 +1,0 @@
-"""Slack entry points of thread-to-runbook drafts (issue 40): shortcut, modal, delivery job."""
