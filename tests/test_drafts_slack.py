@@ -116,6 +116,7 @@ async def test_a_double_submit_opens_one_pull_request_and_the_link_goes_to_threa
         assert await bot.submit(view, draft_owner=MEMBER) == ""
         await bot.settle()
         await bot.slack.wait_for("chat.postMessage", 2)
+        again = await bot.shortcut(thread[3])
         pulls = list(bot.forge.pulls)
         told = posts_in(bot.slack, str(thread[0]["ts"]))
         dms = [c for c in bot.slack.calls_to("chat.postMessage") if c.body.get("channel") == MEMBER]
@@ -128,6 +129,19 @@ async def test_a_double_submit_opens_one_pull_request_and_the_link_goes_to_threa
     assert "archives/C_INC" in pull.body and "Ada Admin" in pull.body
     assert len(told) == 1 and f"/pull/{pull.number}" in told[0].body["text"]
     assert len(dms) == 1 and f"/pull/{pull.number}" in dms[0].body["text"]
+    assert again["title"]["text"] == "Already drafted" and f"/pull/{pull.number}" in shown(again)
+
+
+async def test_a_members_forged_submission_of_an_admins_modal_opens_nothing(
+    settings: Settings, store: Store, embedder: FastEmbedder, tmp_path: Path
+) -> None:
+    async with draft_bot(settings, store, embedder, tmp_path) as bot:
+        view = await bot.shortcut(kafka(bot)[-1])
+        reply = await bot.submit(view, user=MEMBER)
+        await bot.settle()
+        pulls = list(bot.forge.pulls)
+    assert json.loads(reply)["response_action"] == "errors"
+    assert pulls == []
 
 
 async def test_a_read_only_token_gets_a_clear_message_and_the_markdown_in_the_thread(

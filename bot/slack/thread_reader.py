@@ -3,6 +3,7 @@ names from ``users.info``, message links built from the workspace's URL (``auth.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from typing import Any
@@ -17,6 +18,7 @@ _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
 _USER = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|?([^>]*)>")
 _MAX_PAGES = 20
+_MAX_NAMES = 40
 
 
 async def read_thread(
@@ -32,9 +34,11 @@ async def read_thread(
         cursor = (reply.get("response_metadata") or {}).get("next_cursor") or None
         if not cursor:
             break
-    base = await _workspace_url(client)
-    names = await _names(client, {str(m.get("user")) for m in messages if m.get("user")})
-    channel_name = await _channel_name(client, channel)
+    # Concurrently: the modal must open within the trigger's three seconds.
+    users = {str(m.get("user")) for m in messages if m.get("user")}
+    base, names, channel_name = await asyncio.gather(
+        _workspace_url(client), _names(client, users), _channel_name(client, channel)
+    )
     read = []
     for message in messages:
         ts = str(message.get("ts") or "")
@@ -84,17 +88,20 @@ async def _workspace_url(client: AsyncWebClient) -> str:
 
 
 async def _names(client: AsyncWebClient, users: set[str]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for user in sorted(users):
-        try:
-            info = (await client.users_info(user=user)).get("user") or {}
-        except SlackApiError:
-            continue
-        profile = info.get("profile") or {}
-        name = profile.get("display_name") or info.get("real_name") or info.get("name")
-        if name:
-            names[user] = str(name)
-    return names
+    """Each author's display name (at most ``_MAX_NAMES`` looked up; the rest keep their id)."""
+    ordered = sorted(users)[:_MAX_NAMES]
+    found = await asyncio.gather(*(_name(client, user) for user in ordered))
+    return {user: name for user, name in zip(ordered, found, strict=True) if name}
+
+
+async def _name(client: AsyncWebClient, user: str) -> str | None:
+    try:
+        info = (await client.users_info(user=user)).get("user") or {}
+    except SlackApiError:
+        return None
+    profile = info.get("profile") or {}
+    name = profile.get("display_name") or info.get("real_name") or info.get("name")
+    return str(name) if name else None
 
 
 async def _channel_name(client: AsyncWebClient, channel: str) -> str:

@@ -19,7 +19,7 @@ from bot.core.drafts.compose import RunbookDraft, compose_draft
 from bot.core.drafts.headings import tenant_headings
 from bot.core.drafts.permissions import HIDDEN_CHANNEL, REFUSED, may_open_pull_request
 from bot.core.drafts.render import NOTHING_TO_DRAFT, render_markdown, render_sections
-from bot.core.drafts.store import DraftStore
+from bot.core.drafts.store import DraftStore, draft_id_for
 from bot.slack.answering import Bot
 from bot.slack.blocks.draft_modal import (
     SUBMIT_CALLBACK,
@@ -112,6 +112,12 @@ class DraftShortcut:
         draft = compose_draft(thread, await tenant_headings(self.bot.store, tenant))
         if draft.empty:
             return notice_modal("Nothing to draft", NOTHING_TO_DRAFT)
+        earlier = await self.drafts.get(
+            tenant, draft_id_for("slack", origin.team_id or "", channel, thread_ts)
+        )
+        if earlier is not None and earlier.state in ("submitted", "open"):
+            where = f"<{earlier.link}|{earlier.title}>" if earlier.link else f"*{earlier.title}*"
+            return notice_modal("Already drafted", f"This thread was drafted already: {where}.")
         row = await self.drafts.save(
             tenant=tenant,
             surface="slack",
@@ -165,18 +171,21 @@ class DraftSubmission:
         if not review.title:
             await ack(response_action="errors", errors={"draft_title": "A runbook needs a title."})
             return
-        await ack()
         user = str((body.get("user") or {}).get("id") or "")
-        row = await self.drafts.get(review.tenant, review.draft_id)
         origin = origin_of(body, context)
+        row = await self.drafts.get(review.tenant, review.draft_id)
         if row is None or await tenant_of(self.bot.store, origin) != review.tenant:
+            await ack()
             return
         admin = await is_workspace_admin(client, user)
         anyone = self.bot.settings.draft_pr_anyone
+        # Checked again on submit: a submission is a request of its own, forgeable apart.
         if not await may_open_pull_request(
             self.bot.store, review.tenant, user, admin=admin, anyone=anyone
         ):
+            await ack(response_action="errors", errors={"draft_title": REFUSED[:150]})
             return
+        await ack()
         markdown = (
             row.markdown if review.text is None else _file(review.title, review.owner, review.text)
         )
