@@ -49,7 +49,7 @@ async def test_a_member_who_owns_no_runbook_may_not_open_a_pull_request(
     async with draft_bot(settings, store, embedder, tmp_path) as bot:
         view = await bot.shortcut(kafka(bot)[-1], user=MEMBER)
     assert view["title"]["text"] == "Not allowed"
-    assert "Only a workspace admin or a runbook owner" in shown(view)
+    assert "Only a workspace admin, a runbook-bot admin or a runbook owner" in shown(view)
     assert "submit" not in view
 
 
@@ -69,6 +69,27 @@ async def test_a_runbook_owner_may_open_one(
             async with store.pool.connection() as conn:
                 await conn.execute(
                     "DELETE FROM owner_targets WHERE tenant_id = 'acme' AND name = 'kafka-team'"
+                )
+    assert view["callback_id"] == "draft_runbook_submit"
+
+
+async def test_a_person_an_admin_added_as_tenant_admin_may_open_one(
+    settings: Settings, store: Store, embedder: FastEmbedder, tmp_path: Path
+) -> None:
+    async with draft_bot(settings, store, embedder, tmp_path) as bot:
+        async with store.pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO tenant_admins (tenant_id, surface, principal, kind, added_by) "
+                "VALUES ('acme', 'slack', %s, 'user', %s)",
+                (MEMBER, ADMIN),
+            )
+        try:
+            view = await bot.shortcut(kafka(bot)[-1], user=MEMBER)
+        finally:
+            async with store.pool.connection() as conn:
+                await conn.execute(
+                    "DELETE FROM tenant_admins WHERE tenant_id = 'acme' AND principal = %s",
+                    (MEMBER,),
                 )
     assert view["callback_id"] == "draft_runbook_submit"
 

@@ -1,13 +1,14 @@
-"""Who may open a runbook pull request from a thread: the tenant's admins (the workspace's
-admins and owners, as the surface says) and runbook owners, or anyone when
-``RUNBOOK_DRAFT_PR_ANYONE=true``."""
+"""Who may open a runbook pull request from a thread: the tenant's admins (``bot.core.admin``:
+the workspace's admins and owners, the installer, the people and user groups an admin added)
+and runbook owners, or anyone when ``RUNBOOK_DRAFT_PR_ANYONE=true``."""
 
 from __future__ import annotations
 
 from rag import Store
 
 REFUSED = (
-    "Only a workspace admin or a runbook owner may open a runbook pull request "
+    "Only a workspace admin, a runbook-bot admin or a runbook owner may open a runbook "
+    "pull request "
     "(an admin can allow everyone with RUNBOOK_DRAFT_PR_ANYONE=true)."
 )
 HIDDEN_CHANNEL = (

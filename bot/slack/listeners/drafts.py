@@ -15,6 +15,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.admin.admins import admin_groups, is_admin
 from bot.core.drafts.compose import RunbookDraft, compose_draft
 from bot.core.drafts.headings import tenant_headings
 from bot.core.drafts.permissions import HIDDEN_CHANNEL, REFUSED, may_open_pull_request
@@ -29,9 +30,11 @@ from bot.slack.blocks.draft_modal import (
     read_review,
 )
 from bot.slack.delivery.job_replies import job_request
+from bot.slack.home.people import SlackPeople
 from bot.slack.listeners.draft_delivery import DELIVER, DeliverJob
 from bot.slack.tenancy import origin_of, tenant_of, with_installation
 from bot.slack.thread_reader import read_thread
+from rag import Store
 
 logger = logging.getLogger(__name__)
 
@@ -44,13 +47,13 @@ def register_drafts(app: AsyncApp, bot: Bot) -> None:
     bot.job_handlers.register(DELIVER, DeliverJob(bot))
 
 
-async def is_workspace_admin(client: AsyncWebClient, user: str) -> bool:
-    """Slack's own word (``users.info``): a workspace admin or owner."""
-    try:
-        info = (await client.users_info(user=user)).get("user") or {}
-    except SlackApiError:
-        return False
-    return any(bool(info.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner"))
+async def is_tenant_admin(
+    people: SlackPeople, store: Store, client: AsyncWebClient, tenant: str, team: str, user: str
+) -> bool:
+    """A tenant admin as the App Home's settings know them (issue 39): a workspace admin or
+    owner, the installer, or a person or user group an admin added."""
+    groups = await admin_groups(store, tenant, "slack")
+    return await is_admin(store, tenant, await people.actor(client, team, user, groups))
 
 
 async def sees_channel(client: AsyncWebClient, channel: str, user: str) -> bool:
@@ -77,6 +80,7 @@ class DraftShortcut:
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
         self.drafts = DraftStore(bot.store)
+        self.people = SlackPeople()
 
     async def handle(
         self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
@@ -98,7 +102,8 @@ class DraftShortcut:
         thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
         if tenant is None:
             return notice_modal("Not connected", "This workspace is not connected to runbooks yet.")
-        admin = await is_workspace_admin(client, user)
+        team = origin.team_id or ""
+        admin = await is_tenant_admin(self.people, self.bot.store, client, tenant, team, user)
         anyone = self.bot.settings.draft_pr_anyone
         if not await may_open_pull_request(
             self.bot.store, tenant, user, admin=admin, anyone=anyone
@@ -158,6 +163,7 @@ class DraftSubmission:
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
         self.drafts = DraftStore(bot.store)
+        self.people = SlackPeople()
 
     async def handle(
         self,
@@ -177,7 +183,10 @@ class DraftSubmission:
         if row is None or await tenant_of(self.bot.store, origin) != review.tenant:
             await ack()
             return
-        admin = await is_workspace_admin(client, user)
+        team = origin.team_id or ""
+        admin = await is_tenant_admin(
+            self.people, self.bot.store, client, review.tenant, team, user
+        )
         anyone = self.bot.settings.draft_pr_anyone
         # Checked again on submit: a submission is a request of its own, forgeable apart.
         if not await may_open_pull_request(
