@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     context_max_chars: int = Field(default=12_000, ge=500)
     max_question_chars: int = Field(default=2_000, ge=10)
     trace_text: bool = False
+    # Who may open a runbook pull request from a thread (issue 40): tenant admins and runbook
+    # owners, or with RUNBOOK_DRAFT_PR_ANYONE=true anyone in the workspace.
+    draft_pr_anyone: bool = False
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
@@ -229,6 +232,12 @@ class Settings(BaseSettings):
     # bytes of files or page bodies (see docs/sources.md for the measurement behind it).
     sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
+
+    # Self-service (issue 39): a workspace or organisation that installs the app gets its own
+    # tenant, its installer as first admin; an uninstalled tenant's runbooks and settings are
+    # kept this many days (a reinstall finds them), then deleted.
+    self_service: bool = True
+    uninstall_retention_days: int = Field(default=30, ge=0)
 
     @field_validator("prepare_threshold", mode="before")
     @classmethod
