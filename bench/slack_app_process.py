@@ -93,6 +93,9 @@ def app_env(
             "SLACK_SIGNING_SECRET": signing_secret,
             "SLACK_BOT_TOKEN": bot_token,
             "SLACK_API_URL": slack_api_url,
+            # `serve --role all` is one web process and this many workers: one per replica
+            # (a test's replicas stand for pods) unless ``extra`` says otherwise.
+            "RUNBOOK_WORKERS": "1",
             **(extra or {}),
         }
     )
