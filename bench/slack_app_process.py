@@ -69,6 +69,25 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def free_port_run(count: int) -> int:
+    """The first of ``count`` consecutive free ports: ``--role all`` puts its workers' internal
+    ports right after the web process's."""
+    for _ in range(50):
+        first = free_port()
+        if all(_bindable(first + n) for n in range(1, count)):
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports on 127.0.0.1")
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def app_env(
     *,
     database_url: str,
@@ -114,7 +133,7 @@ async def app_process(
     """Start ``runbook serve --role ROLE`` on 127.0.0.1, wait for its ``/healthz``, SIGTERM it
     on the way out."""
     port = port or free_port()
-    internal_port = free_port()
+    internal_port = free_port_run(1 + int(env.get("RUNBOOK_WORKERS", "1")))
     internal = {"RUNBOOK_INTERNAL_HOST": "127.0.0.1", "RUNBOOK_INTERNAL_PORT": str(internal_port)}
     with log_path.open("ab") as log:
         process = await asyncio.create_subprocess_exec(

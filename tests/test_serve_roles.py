@@ -210,10 +210,22 @@ async def test_serve_all_restarts_a_killed_worker_and_answers_every_mention_once
         await burst_with_a_kill(slack, mentions, total, [app], kill)
         await chaos_task
         posted = await all_answered(slack, mentions, within_s=60)
-        workers_after = _worker_pids(app)
-    assert len(workers_before) == len(workers_after) == 2
+        workers_after = await _two_workers(app, within_s=60)
+    supervised = (tmp_path / "all.log").read_text()[-3000:]
+    assert len(workers_before) == len(workers_after) == 2, supervised
     assert workers_before[0] not in workers_after  # restarted in its slot
     assert_each_acked_answered_once(posted, mentions, total + 1)
+
+
+async def _two_workers(app: AppProcess, within_s: float) -> list[int]:
+    """The worker pids once the supervisor has both slots filled again (it restarts a dead
+    worker after a pause)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        found = _worker_pids(app)
+        if len(found) >= 2 or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.2)
 
 
 def _worker_pids(app: AppProcess) -> list[int]:
