@@ -27,7 +27,9 @@ from rag import (
     GitSourceSettings,
     Settings,
     SourceRow,
+    SourceSyncError,
     add_source,
+    git_target,
     list_sources,
     open_runtime,
     open_store,
@@ -119,6 +121,21 @@ def _git_settings(url: str, branch: str, path: str | None) -> GitSourceSettings:
         raise ConfigurationError(f"invalid git source: {_first_error(exc)}") from exc
 
 
+def _check_reach(kind: str, name: str, url: str, settings: Settings) -> None:
+    """Refuse a URL sources may not reach (loopback, private, link-local, internal names,
+    plain http, file://), naming the operator setting that allows it. A name that does not
+    resolve here yet passes: every connection checks the address it reaches."""
+    access = settings.source_access
+    try:
+        if kind == "git":
+            git_target(name, url, access)
+        else:
+            access.check_http_url(name, url)
+    except SourceSyncError as exc:
+        if exc.code != "source_unreachable":
+            raise ConfigurationError(f"source {name!r}: {exc.reason}") from exc
+
+
 def _refuse(args: argparse.Namespace, options: tuple[str, ...], kind: str) -> None:
     given = [o for o in options if getattr(args, o)]
     if given:
@@ -179,10 +196,15 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
             f"a source with a credential needs {KEYS_SETTING} (credentials are stored sealed); "
             "generate a key with `runbook secrets generate-key`"
         )
+    _check_reach(args.kind, name, str(source_settings.get("url") or args.url), settings)
     if args.kind == "git" and args.branch is None:
         # The URL is checked by now: ls-remote runs only over the transports sources allow.
         branch = await asyncio.to_thread(
-            remote_default_branch, name, args.url, GitCredential(**(credential or {}))
+            remote_default_branch,
+            name,
+            args.url,
+            GitCredential(**(credential or {})),
+            access=settings.source_access,
         )
         source_settings = _git_settings(args.url, branch, args.path).model_dump()
     secret = secrets.token_urlsafe(32)

@@ -36,6 +36,7 @@ from rag.evaluate import GoldenQuestion, load_golden
 from rag.evidence import Evidence, Excerpt
 from rag.git_cli import GitCredential, remote_default_branch
 from rag.git_source import GitReader, GitSourceSettings
+from rag.git_target import GitTarget, git_target
 from rag.ingest import IngestLimits, IngestReport, ingest_path
 from rag.ingest_embed import embed_text
 from rag.metrics import RagMetrics
@@ -56,6 +57,7 @@ from rag.runbook_sections import (
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from rag.source_access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
 from rag.source_reader import (
     ItemProblem,
     SourceDocument,
@@ -181,6 +183,11 @@ __all__ = [
     "GitReader",
     "GitSourceSettings",
     "remote_default_branch",
+    "GitTarget",
+    "git_target",
+    "SourceAccess",
+    "ALLOW_FILE_SETTING",
+    "ALLOW_PRIVATE_SETTING",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",
