@@ -190,13 +190,13 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     name = args.name or _default_name(args)
     if not _NAME.fullmatch(name):
         raise ConfigurationError(f"source name {name!r}: 1-63 letters, digits, '.', '_' or '-'")
+    _check_reach(args.kind, name, args.url, settings)
     cipher = cipher_or_none(settings)
     if credential is not None and cipher is None:
         raise ConfigurationError(
             f"a source with a credential needs {KEYS_SETTING} (credentials are stored sealed); "
             "generate a key with `runbook secrets generate-key`"
         )
-    _check_reach(args.kind, name, str(source_settings.get("url") or args.url), settings)
     if args.kind == "git" and args.branch is None:
         # The URL is checked by now: ls-remote runs only over the transports sources allow.
         branch = await asyncio.to_thread(

@@ -227,6 +227,14 @@ def explain_failure(source: str, stderr: str, *, branch: str | None) -> SourceSy
             code="source_not_found",
         )
     detail = _last_fatal_line(stderr)
+    redirect = re.search(r"the requested url returned error: (30[12378])", lowered)
+    if redirect is not None:
+        return SourceSyncError(
+            source,
+            f"the repository redirected (HTTP {redirect.group(1)}); sources follow no redirect "
+            "(it would take the credential elsewhere): give the address it redirects to",
+            code="source_not_found",
+        )
     if any(marker in lowered for marker in _AUTH):
         return SourceSyncError(
             source,
