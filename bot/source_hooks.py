@@ -6,7 +6,7 @@ Verified with the source's own webhook secret: GitHub's ``X-Hub-Signature-256`` 
 ``X-Gitlab-Token`` (the secret itself), compared in constant time; anything else is 401. A push
 to another branch (a page of another space) is acknowledged and ignored (202 with the reason).
 An unknown source is a bare 404 that says nothing more. A verified body the source was sent
-before (a replay, bot/core/source_deliveries.py) is answered 200 "duplicate" and queues nothing.
+before (a replay, bot/core/sources/deliveries.py) is answered 200 "duplicate" and queues nothing.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
-from bot.core.jobs import JobQueue
-from bot.core.source_deliveries import delivered_before, delivery_id, remember_delivery
-from bot.core.source_jobs import queue_sync
-from bot.core.source_runs import open_secret
+from bot.core.jobs.queue import JobQueue
+from bot.core.sources.deliveries import delivered_before, delivery_id, remember_delivery
+from bot.core.sources.jobs import queue_sync
+from bot.core.sources.runs import open_secret
 from bot.core.token_cipher import TokenCipher
 from bot.server import AddRoutes
 from rag import SourceRow, Store, get_source

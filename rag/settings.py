@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from rag.source_access import SourceAccess
+from rag.sources.access import SourceAccess
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # ONNX Runtime threads per embedding call when RUNBOOK_ONNX_THREADS is unset: two for ingestion
@@ -74,8 +74,8 @@ class Settings(BaseSettings):
     exact_search_max_chunks: int = Field(default=20_000, ge=0)
     # Answer quality (issue 11): a service-scoped search reruns unscoped below min_cosine; the
     # gate answers when its calibrated probability is at least answer_threshold (None: the
-    # operating point stored with the model); gate_model_path replaces rag/gate_model.json and
-    # rank_model_path rag/rank_model.json (to compare refits without code).
+    # operating point stored with the model); gate_model_path replaces rag/gate/gate_model.json and
+    # rank_model_path rag/retrieval/rank_model.json (to compare refits without code).
     min_cosine: float = Field(default=0.30, ge=-1.0, le=1.0)
     answer_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     gate_model_path: Path | None = None
@@ -178,7 +178,8 @@ class Settings(BaseSettings):
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 
-    # Durable work queue (bot/core/jobs.py): every accepted question survives a crashed replica.
+    # Durable work queue (bot/core/jobs/queue.py): every accepted question survives a crashed
+    # replica.
     job_deadline_s: float = Field(default=300.0, gt=0)
     job_max_attempts: int = Field(default=5, ge=1, le=50)
     job_lease_s: float = Field(default=30.0, ge=1.0)
@@ -219,7 +220,7 @@ class Settings(BaseSettings):
     # bytes of files or page bodies (see docs/sources.md for the measurement behind it).
     sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
-    # What sources may reach (issue 36, rag/source_access.py): public https addresses only.
+    # What sources may reach (issue 36, rag/sources/access.py): public https addresses only.
     # The first allows loopback and private addresses (and plain http to them) for a
     # self-hosted Confluence or GitLab inside the network; the second file:// git sources, for
     # tests and local trials, never inside data_dir. Link-local addresses stay refused.

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from bot.core.source_runs import run_sync
+from bot.core.sources.runs import run_sync
 from rag import (
     ConfluenceReader,
     FastEmbedder,
@@ -27,7 +27,7 @@ from rag import (
     confluence_reader,
     get_source,
 )
-from rag.confluence import ConfluenceResponseError
+from rag.errors import ConfluenceResponseError
 from tests.git_repos import LOCAL_SOURCES, local_sources
 from tests.log_guard import LogGuard
 

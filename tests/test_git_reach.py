@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from bot.core.source_runs import run_sync
+from bot.core.sources.runs import run_sync
 from rag import (
     ALLOW_FILE_SETTING,
     FastEmbedder,

@@ -10,7 +10,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bot.core.jobs import JobQueue
+from bot.core.jobs.queue import JobQueue
 from rag import FastEmbedder, Settings, Store, get_source
 from tests.git_repos import GitRepo, local_sources
 from tests.test_sources_webhooks import bot_serving, github_headers, post, synced_source

@@ -16,7 +16,7 @@ import pytest_asyncio
 from aiohttp import web
 from cryptography.fernet import Fernet
 
-from bot.core.source_runs import run_sync
+from bot.core.sources.runs import run_sync
 from rag import (
     ALLOW_PRIVATE_SETTING,
     FastEmbedder,
