@@ -24,13 +24,12 @@ BIG = 60 * 1024 * 1024
 CHILD = """
 import asyncio, json, resource, sys
 from pathlib import Path
-from rag import GitReader, GitSourceSettings, SourceAccess
-from rag.source_reader import read_in_batches
+from rag import GitReader, GitSourceSettings
+from rag.sources.reader import read_in_batches
 
 async def main(url: str, cache: str, cap: int) -> None:
+    from rag import SourceAccess
     extra = {"access": SourceAccess(allow_file=True)}
-    if "access" not in GitReader.__dataclass_fields__:
-        extra = {}
     reader = GitReader(name="t", settings=GitSourceSettings(url=url), credential=None,
                        cache_dir=Path(cache), max_file_bytes=cap, **extra)
     listing = await reader.list_items()
