@@ -85,6 +85,18 @@ def test_a_public_git_host_is_pinned_to_the_address_checked_and_follows_no_redir
     assert ("http.followRedirects", "false") in target.config
 
 
+def test_a_git_host_name_is_pinned_to_the_addresses_it_was_checked_at() -> None:
+    # git resolves names itself: without the pin, a DNS answer changed between the check and
+    # the fetch would take it elsewhere.
+    allowing = SourceAccess(allow_private_networks=True)
+    https = git_target("ops", "http://localhost:8080/acme/runbooks.git", allowing)
+    pinned = dict(https.config)["http.curloptResolve"]
+    assert pinned.startswith("localhost:8080:")
+    assert "127.0.0.1" in pinned or "[::1]" in pinned
+    ssh = git_target("ops", "ssh://git@localhost/acme/runbooks.git", allowing)
+    assert ssh.ssh_address in ("127.0.0.1", "::1")
+
+
 def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {"RUNBOOK_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": "", **extra}
 
