@@ -76,6 +76,9 @@ def test_the_setting_allows_private_addresses_and_plain_http_to_them_but_not_lin
     with pytest.raises(SourceSyncError, match="link-local"):
         allowing.check_http_url("ops", "https://169.254.169.254/latest/meta-data")
     assert allowing.address_refusal("93.184.215.14", plain_http=True) is not None
+    # The metadata service however an IPv6 address wraps it (mapped, 6to4, NAT64).
+    for wrapped in ("::ffff:169.254.169.254", "2002:a9fe:a9fe::1", "64:ff9b::a9fe:a9fe"):
+        assert "link-local" in str(allowing.address_refusal(wrapped))
     assert SourceAccess().address_refusal("93.184.215.14") is None
 
 

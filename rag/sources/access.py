@@ -48,11 +48,11 @@ class SourceAccess:
             ip = ipaddress.ip_address(address.split("%", 1)[0])
         except ValueError:
             return f"{address!r} is not an IP address"
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
+        ip = _embedded_ipv4(ip)
         kind = _non_public_kind(ip)
         if kind in ("link-local", "multicast", "unspecified", "reserved"):
-            return f"{ip} is a {kind} address, which sources never reach"
+            article = "an" if kind[0] in "aeiou" else "a"
+            return f"{ip} is {article} {kind} address, which sources never reach"
         if kind is None:
             if plain_http:
                 return (
@@ -99,27 +99,28 @@ class SourceAccess:
         if plain_http and not self.allow_private_networks:
             raise SourceSyncError(
                 source,
-                f"refused: plain http:// — use https:// ({_PRIVATE_HINT}, and plain http to it)",
+                "refused: plain http:// — use https://; plain http is allowed only to private "
+                f"addresses, with {ALLOW_PRIVATE_SETTING}=true",
                 code=REFUSED,
             )
 
-    def check_http_url(self, source: str, url: str, *, resolve_now: bool = True) -> None:
-        """An http(s) URL of a source (Confluence base URL, git remote): its scheme and host
-        (and what the host resolves to now, unless it does not resolve yet)."""
+    def check_http_url(self, source: str, url: str) -> None:
+        """An http(s) URL of a source (a Confluence base URL): its scheme and host, and what
+        the host resolves to now (a name that does not resolve yet passes: every connection
+        checks the address it reaches)."""
         parts = urlsplit(url)
         if parts.scheme not in ("https", "http"):
             raise SourceSyncError(source, "the URL must start with https://", code=REFUSED)
-        host = parts.hostname or ""
-        plain_http = parts.scheme == "http"
-        self.check_name(source, host, plain_http=plain_http)
-        if not resolve_now:
-            return
         try:
-            self.check_host(source, host, _port(parts.port, parts.scheme), plain_http=plain_http)
+            port = _port(parts.port, parts.scheme)
+        except ValueError:
+            raise SourceSyncError(source, "the URL's port is not a number", code=REFUSED) from None
+        plain_http = parts.scheme == "http"
+        try:
+            self.check_host(source, parts.hostname or "", port, plain_http=plain_http)
         except SourceSyncError as exc:
             if exc.code == REFUSED:
                 raise
-            # A name that does not resolve here yet is checked again at every connection.
 
     def check_file_url(self, source: str, url: str) -> Path:
         """A ``file://`` git URL: allowed by the operator, and outside the data directory."""
@@ -150,9 +151,22 @@ _PRIVATE_HINT = (
 )
 
 
+def _embedded_ipv4(ip: IPAddress) -> IPAddress:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64), which is where it leads."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        return ip
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip
+
+
 def _non_public_kind(ip: IPAddress) -> str | None:
     """Why ``ip`` is not a public unicast address (None when it is)."""
-    if ip.is_unspecified:
+    if ip.is_unspecified or ip in _THIS_NETWORK:
         return "unspecified"
     if ip.is_link_local:
         return "link-local"
@@ -168,6 +182,8 @@ def _non_public_kind(ip: IPAddress) -> str | None:
 
 
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, used inside networks too
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")  # "this host": 0.x reaches the local machine
 
 
 def _port(port: int | None, scheme: str) -> int:
