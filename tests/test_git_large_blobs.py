@@ -52,6 +52,7 @@ async def main(url: str, cache: str, cap: int) -> None:
 asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 """
 
+
 def sync_in_child(url: str, cache: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, url, str(cache), str(CAP)],
