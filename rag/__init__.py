@@ -63,7 +63,7 @@ from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources.access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
-from rag.sources.git.cli import GitCredential, remote_default_branch
+from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
 from rag.sources.git.source import GitReader, GitSourceSettings
 from rag.sources.git.target import GitTarget, git_target
 from rag.sources.reader import (
@@ -86,6 +86,7 @@ from rag.sources.sync import remove_source, sync_source
 from rag.sources.sync_report import SyncReport
 from rag.store.connection import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.store.partitions import RebalanceReport, rebalance
+from rag.store.tenant_removal import delete_tenant
 from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,
@@ -164,6 +165,7 @@ __all__ = [
     "run_cli",
     "ask_result_json",
     "channel_service",
+    "delete_tenant",
     "find_tenant",
     "ingest_limits",
     "ingest_path",
@@ -187,6 +189,7 @@ __all__ = [
     "SourceAccess",
     "ALLOW_FILE_SETTING",
     "ALLOW_PRIVATE_SETTING",
+    "remote_has_branch",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",

@@ -227,6 +227,12 @@ class Settings(BaseSettings):
     source_allow_private_networks: bool = False
     source_allow_file: bool = False
 
+    # Self-service (issue 39): a workspace or organisation that installs the app gets its own
+    # tenant, its installer as first admin; an uninstalled tenant's runbooks and settings are
+    # kept this many days (a reinstall finds them), then deleted.
+    self_service: bool = True
+    uninstall_retention_days: int = Field(default=30, ge=0)
+
     @field_validator("prepare_threshold", mode="before")
     @classmethod
     def _none_disables_preparing(cls, value: object) -> object:

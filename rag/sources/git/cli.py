@@ -157,6 +157,30 @@ def remote_default_branch(
     )
 
 
+def remote_has_branch(
+    source: str,
+    url: str,
+    credential: GitCredential | None,
+    branch: str,
+    *,
+    access: SourceAccess,
+) -> bool:
+    """Whether the remote has ``branch`` (``git ls-remote --heads URL BRANCH``), the URL checked
+    against ``access`` first; an unreadable remote raises ``SourceSyncError`` as a sync would
+    (auth, unreachable, not found, refused)."""
+    target = git_target(source, url, access)
+    with tempfile.TemporaryDirectory(prefix="runbook-git-") as scratch:
+        with git_environment(credential, Path(scratch) / "known_hosts", target) as env:
+            listed = run_git(
+                source,
+                ["ls-remote", "--heads", "--", url, f"refs/heads/{branch}"],
+                env=env,
+                cwd=Path(scratch),
+                timeout_s=LS_REMOTE_TIMEOUT_S,
+            )
+    return bool(listed.strip())
+
+
 def run_git(
     source: str,
     args: Sequence[str],
