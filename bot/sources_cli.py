@@ -27,7 +27,9 @@ from rag import (
     GitSourceSettings,
     Settings,
     SourceRow,
+    SourceSyncError,
     add_source,
+    git_target,
     list_sources,
     open_runtime,
     open_store,
@@ -128,6 +130,21 @@ def _git_settings(
         raise ConfigurationError(f"invalid git source: {_first_error(exc)}") from exc
 
 
+def _check_reach(kind: str, name: str, url: str, settings: Settings) -> None:
+    """Refuse a URL sources may not reach (loopback, private, link-local, internal names,
+    plain http, file://), naming the operator setting that allows it. A name that does not
+    resolve here yet passes: every connection checks the address it reaches."""
+    access = settings.source_access
+    try:
+        if kind == "git":
+            git_target(name, url, access)
+        else:
+            access.check_http_url(name, url)
+    except SourceSyncError as exc:
+        if exc.code != "source_unreachable":
+            raise ConfigurationError(f"source {name!r}: {exc.reason}") from exc
+
+
 def _refuse(args: argparse.Namespace, options: tuple[str, ...], kind: str) -> None:
     given = [o for o in options if getattr(args, o)]
     if given:
@@ -182,6 +199,7 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     name = args.name or _default_name(args)
     if not _NAME.fullmatch(name):
         raise ConfigurationError(f"source name {name!r}: 1-63 letters, digits, '.', '_' or '-'")
+    _check_reach(args.kind, name, args.url, settings)
     cipher = cipher_or_none(settings)
     if credential is not None and cipher is None:
         raise ConfigurationError(
@@ -191,7 +209,11 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     if args.kind == "git" and args.branch is None:
         # The URL is checked by now: ls-remote runs only over the transports sources allow.
         branch = await asyncio.to_thread(
-            remote_default_branch, name, args.url, GitCredential(**(credential or {}))
+            remote_default_branch,
+            name,
+            args.url,
+            GitCredential(**(credential or {})),
+            access=settings.source_access,
         )
         source_settings = _git_settings(args.url, branch, args.path, args).model_dump(
             exclude_none=True

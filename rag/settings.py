@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag.sources.access import SourceAccess
+
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # ONNX Runtime threads per embedding call when RUNBOOK_ONNX_THREADS is unset: two for ingestion
 # and one-off commands; one in a serving process, whose event loop (and, on a small replica,
@@ -221,6 +223,12 @@ class Settings(BaseSettings):
     # bytes of files or page bodies (see docs/sources.md for the measurement behind it).
     sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
+    # What sources may reach (issue 36, rag/sources/access.py): public https addresses only.
+    # The first allows loopback and private addresses (and plain http to them) for a
+    # self-hosted Confluence or GitLab inside the network; the second file:// git sources, for
+    # tests and local trials, never inside data_dir. Link-local addresses stay refused.
+    source_allow_private_networks: bool = False
+    source_allow_file: bool = False
 
     # Self-service (issue 39): a workspace or organisation that installs the app gets its own
     # tenant, its installer as first admin; an uninstalled tenant's runbooks and settings are
@@ -270,6 +278,15 @@ class Settings(BaseSettings):
         if self.onnx_threads is not None:
             return self
         return self.model_copy(update={"onnx_threads": SERVING_ONNX_THREADS})
+
+    @property
+    def source_access(self) -> SourceAccess:
+        """What sources may reach, from the two operator allowances."""
+        return SourceAccess(
+            allow_private_networks=self.source_allow_private_networks,
+            allow_file=self.source_allow_file,
+            data_dir=self.data_dir,
+        )
 
     @property
     def pgdata(self) -> Path:

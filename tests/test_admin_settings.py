@@ -11,6 +11,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
@@ -199,7 +200,7 @@ async def test_runbook_audit_json_names_who_changed_what(
     assert await find_tenant(store, team_id=team, enterprise_id="") is None
 
 
-def _form(store: Store, **rules: bool) -> SourceForm:
+def _form(store: Store, **rules: Any) -> SourceForm:
     return SourceForm(store, cipher=CIPHER, rules=NetworkRules(**rules))
 
 
