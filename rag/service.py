@@ -14,11 +14,12 @@ from typing import TypeVar
 
 import psycopg
 
-from rag.alerts import Alert, parse_alert
-from rag.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
-from rag.catalog import CatalogCache
-from rag.context import build_context
-from rag.embedding import Embedder, Vectors
+from rag.answering.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
+from rag.answering.context import build_context
+from rag.answering.reading_order import in_reading_order
+from rag.answering.runbook_sections import RunbookCache
+from rag.answering.verify import verify_draft
+from rag.embedding.embedder import Embedder, Vectors
 from rag.errors import (
     AnswerProviderError,
     ModelMismatchError,
@@ -26,21 +27,20 @@ from rag.errors import (
     RunbookError,
     StoreError,
 )
-from rag.evidence import Evidence
-from rag.gate import Gate, GateModel, GateQuery, decide
+from rag.gate.decision import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
-from rag.name_vocabulary import uses_name
-from rag.query_vectors import QueryVectors
-from rag.rank import ScopeHints
-from rag.ranker import RankModel
-from rag.reading_order import in_reading_order
-from rag.retrieve import Candidates, search
-from rag.runbook_sections import RunbookCache
+from rag.retrieval.alerts import Alert, parse_alert
+from rag.retrieval.catalog import CatalogCache
+from rag.retrieval.evidence import Evidence
+from rag.retrieval.name_vocabulary import uses_name
+from rag.retrieval.query_vectors import QueryVectors
+from rag.retrieval.rank import ScopeHints
+from rag.retrieval.ranker import RankModel
+from rag.retrieval.retrieve import Candidates, search
+from rag.retrieval.terms import without_references
 from rag.settings import Settings
-from rag.store import Store
-from rag.terms import without_references
+from rag.store.connection import Store
 from rag.trace import TraceRecord, write_trace
-from rag.verify import verify_draft
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Retrieval:
     gate: Gate
     hints: ScopeHints
     fallback_reason: str | None
-    # What the gate read besides the candidates (``rag.gate_fit`` refits on the same).
+    # What the gate read besides the candidates (``rag.evaluation.gate_fit`` refits on the same).
     asked: GateQuery
     timings_ms: dict[str, float] = field(default_factory=dict)
     embedding: Vectors | None = None
