@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from rag.answering.answers import AskResult, Citation
+from rag.answering.state_changes import CHANGES_STATE, answer_steps
 from rag.ingest.pipeline import IngestReport
 from rag.store.partitions import RebalanceReport
 
@@ -43,7 +44,7 @@ def format_ask_result(result: AskResult, *, default_owner: str | None = None) ->
     scope = f"{result.tenant}" + (f" / service {result.service}" if result.service else "")
     lines = [f"[{result.status}{' · ' + result.reason_code if result.reason_code else ''}] {scope}"]
     if result.status == "answered":
-        lines += ["", result.answer, "", "Sources:"]
+        lines += ["", marked_answer(result.answer), "", "Sources:"]
         # Each source once, in order of first citation, with every quote taken from it.
         sources: dict[int, list[Citation]] = {}
         for citation in result.citations:
@@ -71,6 +72,17 @@ def format_ask_result(result: AskResult, *, default_owner: str | None = None) ->
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     lines += ["", f"provider {result.provider}; {timings}"]
     return "\n".join(lines)
+
+
+def marked_answer(answer: str) -> str:
+    """The answer with "⚠️ changes state (what it does)" above each step whose command changes
+    state, as the chat cards mark them."""
+    parts: list[str] = []
+    for step in answer_steps(answer):
+        if step.changes:
+            parts.append(f"{CHANGES_STATE} ({', '.join(step.changes)})")
+        parts.append(step.text)
+    return "\n".join(parts)
 
 
 def _next_step(tenant: str, default_owner: str | None) -> str:

@@ -26,7 +26,11 @@ SQL_INFO = frozenset("sql psql pgsql postgresql postgres mysql".split())
 def load_overrides() -> dict[str, dict[str, str]]:
     if not OVERRIDES.exists():
         return {}
-    rows = (json.loads(line) for line in OVERRIDES.read_text(encoding="utf-8").splitlines() if line.strip())
+    rows = (
+        json.loads(line)
+        for line in OVERRIDES.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    )
     return {row["command"]: row for row in rows}
 
 

@@ -50,10 +50,10 @@ CHANGE_PROGRAMS = frozenset(
     xfs_growfs resize2fs growpart kill pkill killall reboot shutdown poweroff halt swapoff
     swapon umount update-ca-certificates certbot chef-client chef-client-enable
     chef-client-disable gitlab-pgrepack pg_repack pg_basebackup pg_restore pg_rewind
-    pg_resetwal pg_upgrade ansible-playbook useradd userdel usermod groupadd passwd chpasswd
+    pg_resetwal pg_upgrade useradd userdel usermod groupadd passwd chpasswd
     visudo setenforce restorecon semanage modprobe rmmod insmod ifdown ifup nmcli
     update-alternatives ldconfig fstrim blockdev tune2fs e2fsck xfs_repair fsck
-    docker-machine mkswap sfdisk createdb dropdb createuser dropuser reindexdb vacuumdb
+    mkswap sfdisk createdb dropdb createuser dropuser reindexdb vacuumdb
     clusterdb pg_ctlcluster pg_createcluster pg_dropcluster""".split()
 )
 
@@ -192,7 +192,7 @@ _verbs(
 )
 _verbs(
     "gcloud",
-    """create delete update set resize reset start stop patch import deploy promote failover
+    """create delete update set resize reset start stop patch import deploy promote failover upgrade
     restart rollback attach detach move restore enable disable add-iam-policy-binding
     remove-iam-policy-binding add-access-config delete-access-config recreate-instances
     rolling-action abandon-instances suspend resume add-metadata remove-metadata
@@ -237,8 +237,7 @@ _verbs(
 )
 _verbs(
     "az",
-    "create delete update set start stop restart deallocate failover restore add remove "
-    "reset",
+    "create delete update set start stop restart deallocate failover restore add remove reset",
     "show list get generate",
 )
 _verbs("bq", "rm mk load insert cp update", "query ls show head")
@@ -248,8 +247,16 @@ _verbs(
     "get list app diff history logs version login",
 )
 _verbs("thanos", "", "tools query")
-_verbs("praefect", "remove-repository track-repository set-replication-factor accept-dataloss",
-       "dataloss check list-untracked-repositories verify sql-ping")
+_verbs(
+    "praefect",
+    "remove-repository track-repository set-replication-factor accept-dataloss",
+    "dataloss check list-untracked-repositories verify sql-ping",
+)
+_verbs(
+    "docker-machine",
+    "create rm kill stop start restart upgrade regenerate-certs provision",
+    "ls ssh inspect status ip env config url version scp",
+)
 _verbs("tc", "add del delete change replace", "show ls list")
 _verbs("scp rsync", "", "")
 _verbs("go", "", "tool pprof version env")
@@ -301,10 +308,9 @@ _SQL_CHANGES = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _SQL_START = re.compile(
-    r"^\s*(?:SELECT|UPDATE|DELETE|INSERT|ALTER|DROP|TRUNCATE|CREATE|VACUUM|ANALYZE|REINDEX|"
-    r"GRANT|REVOKE|CLUSTER|SET|SHOW|EXPLAIN|WITH|BEGIN|COMMIT|ROLLBACK|CALL|TABLE|COPY|"
-    r"PAUSE|RESUME|KILL|RELOAD|\\[a-z]+)\b",
-    re.IGNORECASE,
+    r"^\s*(?:(?i:SELECT|UPDATE|DELETE|INSERT|ALTER|DROP|TRUNCATE|CREATE|VACUUM|REINDEX|GRANT|"
+    r"REVOKE|EXPLAIN|BEGIN|COMMIT)(?:\s|$)|(?i:show)\s+\w+;|(?:ANALYZE|CLUSTER|SET|SHOW|WITH|ROLLBACK|CALL|TABLE|COPY|"
+    r"PAUSE|RESUME|KILL|RELOAD)\b|\\[a-z]+\b)"
 )
 _REDIS_CHANGES = frozenset(
     """del unlink flushall flushdb set setex setnx mset expire pexpire persist lpush rpush
@@ -312,9 +318,12 @@ _REDIS_CHANGES = frozenset(
     hmset incr decr incrby rename shutdown failover replicaof slaveof bgsave bgrewriteaof
     save debug migrate restore""".split()
 )
-_REDIS_CONFIG = re.compile(r"\b(?:config\s+(?:set|rewrite|resetstat)|client\s+(?:kill|pause)|"
-                           r"script\s+flush|acl\s+(?:setuser|deluser)|cluster\s+(?:failover|"
-                           r"reset|forget|meet|addslots|delslots|setslot))\b", re.I)
+_REDIS_CONFIG = re.compile(
+    r"\b(?:config\s+(?:set|rewrite|resetstat)|client\s+(?:kill|pause)|"
+    r"script\s+flush|acl\s+(?:setuser|deluser)|cluster\s+(?:failover|"
+    r"reset|forget|meet|addslots|delslots|setslot))\b",
+    re.I,
+)
 
 # Prompts: "$ ", "# ", "user@host:~$ ", "[root@x ~]# ", "gitlabhq_production=# ", "> ".
 _PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s?[$#]|[\w@:~/.()-]*[$#]|[\w-]+=[#>]|>)\s+")
@@ -353,7 +362,16 @@ def _command_lines(text: str, *, sql: bool) -> list[str]:
     output), else every line but comments, heredoc bodies and output; continuations and
     quoted strings over several lines joined; an SQL statement read up to its semicolon."""
     raw = _joined_lines(text)
-    prompted = [ln for ln in raw if _PROMPTED.match(ln)]
+    prompted = [
+        ln
+        for ln in raw
+        if _PROMPTED.match(ln)
+        or ln.lstrip().startswith("# ")
+        and ln.split()[1:2]
+        and _program(ln.split()[1]) in _known_programs()
+    ]
+    if not any(_PROMPTED.match(ln) for ln in raw):
+        prompted = []
     if prompted:
         raw = prompted
     lines: list[str] = []
@@ -401,7 +419,9 @@ def _command_lines(text: str, *, sql: bool) -> list[str]:
 
 
 # A line that starts like no command: a number, a table border, "NAME", "Key:", "id:", "* …".
-_OUTPUT = re.compile(r"^(?:[^a-z./$~\\[(]|[a-z_:]+\s*[({\[]|[a-z][\w-]*:(?:\s|$)|\S+\s{3,}|(?:sum|avg|max|min|count|rate|irate|topk|bottomk|histogram_quantile|label_replace|increase|and|or|on|by|without|unless|ignoring|group_left|group_right)\b)")
+_OUTPUT = re.compile(
+    r"^(?:[^a-z./$~\\[(<]|[a-z_:]+\s*[({\[]|[a-z][\w-]*:(?:\s|$)|\S+\s{3,}|(?:sum|avg|max|min|count|rate|irate|topk|bottomk|histogram_quantile|label_replace|increase|and|or|on|by|without|unless|ignoring|group_left|group_right)\b)"
+)
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PROMPTED = re.compile(r"^\s*(?:\$|[\w@:~/.()-]+[$#]|\[[^\]]+\][$#]|[\w-]+=#)\s")
 
@@ -415,7 +435,8 @@ def _joined_lines(text: str) -> list[str]:
         if buffer.rstrip().endswith("\\"):
             buffer = buffer.rstrip()[:-1]
             continue
-        if (buffer.count("'") % 2 or buffer.count('"') % 2) and len(buffer) < 4000:
+        code = re.sub(r"(?:^|\s)#\s.*$", "", buffer)
+        if (code.count("'") % 2 or code.count('"') % 2) and len(buffer) < 4000:
             continue
         lines.append(buffer)
         buffer = ""
@@ -468,6 +489,8 @@ def _label_line(line: str, *, sql: bool) -> tuple[str | None, str]:
 
 
 def _redirect_changes(line: str) -> tuple[str, str] | None:
+    # Quoted text and <placeholders> hold no redirect ("perl -pe 's/.* -> //'", "~<user>/x").
+    line = re.sub(r"'[^']*'|\"[^\"]*\"|<[^<>\s]*(?:\s[^<>]*)?>", "", line)
     for match in _REDIRECT.finditer(line):
         target = match.group(1).strip("'\"")
         if target.startswith("/") and not target.startswith(("/tmp", "/dev/", "/var/tmp")):
@@ -519,6 +542,10 @@ def _words(segment: str) -> list[str]:
 
 def _label_segment(segment: str) -> tuple[str | None, str]:
     words = _words(segment)
+    while words and words[0] == "<" and len(words) > 1:
+        words = words[2:]  # an input redirect before the command
+    while words and words[0].startswith("<") and len(words[0]) > 1 and words[0][1] != "<":
+        words = words[1:]
     # Prefixes that run what follows: sudo [-u U] [-i], env, VAR=value, time, nohup, watch -n N.
     while words:
         head = _program(words[0])
@@ -554,6 +581,8 @@ def _label_segment(segment: str) -> tuple[str | None, str]:
     if inner is not None:
         label, why = _label_line(inner, sql=False) if inner.strip() else (READS, "opens a shell")
         return label, f"{head} → {why}"
+    if head == "ansible-playbook":
+        return (READS, "ansible-playbook --check") if "--check" in rest else (CHANGES, head)
     if head == "chef-client" and ("--why-run" in rest or "-W" in rest):
         return READS, "chef-client --why-run (a dry run)"
     if head in CHANGE_PROGRAMS:
@@ -568,8 +597,10 @@ def _label_segment(segment: str) -> tuple[str | None, str]:
         if head in ("kubectl", "oc") and rest[:2] == ["argo", "rollouts"]:
             changes, reads = _VERB_TABLES["kubectl-argo-rollouts"]
             verbs = rest[2:]
-        words = [verb.split("-")[0] if "-" in verb.strip("-") and not verb.startswith("-")
-                 else verb for verb in verbs]
+        words = [
+            verb.split("-")[0] if "-" in verb.strip("-") and not verb.startswith("-") else verb
+            for verb in verbs
+        ]
         # A change verb among the first words wins (``etcdctl member promote``, ``knife node
         # delete``); else the first read verb; resource names come later and decide nothing.
         for verb in words[:4]:
@@ -592,13 +623,15 @@ def _label_segment(segment: str) -> tuple[str | None, str]:
 
 def _inner_command(head: str, rest: list[str]) -> str | None:
     """The command a wrapper runs, or None when ``head`` is no wrapper (or runs none)."""
+    if head in ("bash", "sh", "zsh") and not [w for w in rest if not w.startswith("-")]:
+        return ""  # an interactive shell
     if head in ("bash", "sh", "zsh") and "-c" in rest:
         index = rest.index("-c")
         return " ".join(rest[index + 1 : index + 2])
-    if head in ("kubectl", "oc") and "--" in rest and rest and rest[0] in ("exec", "debug", "rsh", "run"):
-        index = rest.index("--")
-        return shlex.join(rest[index + 1 :]) if rest[0] != "run" else None
-    if head in ("kubectl", "oc") and rest and rest[0] in ("exec", "rsh", "debug"):
+    verb = next((w for w in rest if w in ("exec", "debug", "rsh", "run")), None)
+    if head in ("kubectl", "oc") and verb is not None and verb != "run":
+        if "--" in rest:
+            return shlex.join(rest[rest.index("--") + 1 :])
         return ""  # an interactive shell in a pod or on a node
     if head == "ssh" or head == "tsh" and rest[:1] == ["ssh"]:
         args = [w for w in (rest[1:] if head == "tsh" else rest)]
@@ -621,7 +654,7 @@ def _inner_command(head: str, rest: list[str]) -> str | None:
                 next(args, None)
             elif not word.startswith("-"):
                 positional.append(word)
-        return positional[1] if len(positional) > 1 else ""
+        return " ".join(positional[1:])
     if head == "ansible" and "-a" in rest:
         return rest[rest.index("-a") + 1] if rest.index("-a") + 1 < len(rest) else ""
     if head in ("bundle", "envdir") and rest:
@@ -643,7 +676,9 @@ def _special(head: str, rest: list[str], segment: str) -> tuple[str | None, str]
         method = re.search(r"(?:-X\s*|--request[ =])['\"]?([A-Z]+)", segment)
         if method and method.group(1) in ("POST", "PUT", "DELETE", "PATCH"):
             return CHANGES, f"curl {method.group(1)}"
-        if re.search(r"\s(?:-d|--data(?:-\w+)?|-F|--form|-T|--upload-file)\b", segment) and not re.search(r"\s-G\b", segment):
+        if re.search(
+            r"\s(?:-d|--data(?:-\w+)?|-F|--form|-T|--upload-file)\b", segment
+        ) and not re.search(r"\s-G\b", segment):
             return CHANGES, "curl sends data (POST)"
         return READS, "curl GET"
     if head in ("redis-cli", "gitlab-redis-cli"):
@@ -660,19 +695,39 @@ def _special(head: str, rest: list[str], segment: str) -> tuple[str | None, str]
     if head in ("psql", "gitlab-psql", "mysql"):
         return READS, f"{head} (its -c SQL decides, or an interactive session)"
     if head == "sed":
-        return (CHANGES, "sed -i") if re.search(r"\s-i\b|\s-i\S|--in-place", segment) else (READS, "sed")
+        return (
+            (CHANGES, "sed -i")
+            if re.search(r"\s-i\b|\s-i\S|--in-place", segment)
+            else (READS, "sed")
+        )
     if head == "find":
         if "-delete" in rest or re.search(r"-exec\s+(?:rm|mv|chmod|chown)\b", joined):
             return CHANGES, "find -delete / -exec rm"
         return READS, "find"
     if head == "sysctl":
-        return (CHANGES, "sysctl -w") if "-w" in rest or any("=" in w for w in rest) else (READS, "sysctl")
+        return (
+            (CHANGES, "sysctl -w")
+            if "-w" in rest or any("=" in w for w in rest)
+            else (READS, "sysctl")
+        )
     if head == "iptables" or head == "ip6tables":
-        return (CHANGES, "iptables change") if re.search(r"\s-(?:A|I|D|R|F|X|N|P)\b", segment) else (READS, "iptables -L")
+        return (
+            (CHANGES, "iptables change")
+            if re.search(r"\s-(?:A|I|D|R|F|X|N|P)\b", segment)
+            else (READS, "iptables -L")
+        )
     if head == "ip":
-        return (CHANGES, "ip set/add/del") if re.search(r"\b(?:set|add|del|delete|flush|replace|change)\b", joined) else (READS, "ip show")
+        return (
+            (CHANGES, "ip set/add/del")
+            if re.search(r"\b(?:set|add|del|delete|flush|replace|change)\b", joined)
+            else (READS, "ip show")
+        )
     if head == "mount":
-        return (CHANGES, "mount") if [w for w in rest if not w.startswith("-")] else (READS, "mount (list)")
+        return (
+            (CHANGES, "mount")
+            if [w for w in rest if not w.startswith("-")]
+            else (READS, "mount (list)")
+        )
     if head in ("mkdir", "touch", "cp"):
         targets = [w for w in rest if not w.startswith("-")]
         target = targets[-1] if targets else ""
@@ -687,19 +742,40 @@ def _special(head: str, rest: list[str], segment: str) -> tuple[str | None, str]
         targets = [w for w in rest if not w.startswith("-")]
         remote = targets[-1].startswith("gs://")
         return (CHANGES, "gsutil cp to a bucket") if remote else (READS, "gsutil cp to here")
-    if head in ("flamegraph.pl", "stackcollapse-perf.pl", "pbcopy", "pbpaste", "socat",
-                "sshuttle", "toolbox"):
+    if head in (
+        "flamegraph.pl",
+        "stackcollapse-perf.pl",
+        "pbcopy",
+        "pbpaste",
+        "socat",
+        "sshuttle",
+        "toolbox",
+    ):
         return READS, f"{head} (local tool or shell)"
     if head == "etcd":
         return CHANGES, "starts an etcd member"
+    if head == "gcloud" and rest[:1] == ["config"]:
+        return READS, "gcloud config (the operator's own settings)"
+    if head in ("oc", "kubectl") and rest[:2] == ["adm", "upgrade"] and len(rest) == 2:
+        return READS, "oc adm upgrade (shows the update status)"
     if head == "redis-prune":
         return (READS, "redis-prune --dry-run") if "--dry-run" in rest else (CHANGES, "redis-prune")
     if head in ("gitlab-rake", "gitlab-rails"):
-        if re.search(r"\b(?:check|info|doctor|status|console|dbconsole|list|show|verify)\b|:check\b", joined) and "runner" not in rest:
+        if (
+            re.search(
+                r"\b(?:check|info|doctor|status|console|dbconsole|list|show|verify)\b|:check\b",
+                joined,
+            )
+            and "runner" not in rest
+        ):
             return READS, f"{head} check/info/console"
         return None, f"{head} task: read it"
     if head == "kafka-consumer-groups" and "--reset-offsets" in rest:
-        return (CHANGES, "reset-offsets --execute") if "--execute" in rest else (READS, "reset-offsets dry run")
+        return (
+            (CHANGES, "reset-offsets --execute")
+            if "--execute" in rest
+            else (READS, "reset-offsets dry run")
+        )
     return None
 
 
