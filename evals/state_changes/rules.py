@@ -754,6 +754,8 @@ def _special(head: str, rest: list[str], segment: str) -> tuple[str | None, str]
         return READS, f"{head} (local tool or shell)"
     if head == "etcd":
         return CHANGES, "starts an etcd member"
+    if head in ("oc", "kubectl") and "can-i" in rest:
+        return READS, f"{head} auth can-i (asks, changes nothing)"
     if head == "gcloud" and rest[:1] == ["config"]:
         return READS, "gcloud config (the operator's own settings)"
     if head in ("oc", "kubectl") and rest[:2] == ["adm", "upgrade"] and len(rest) == 2:
