@@ -63,6 +63,7 @@ from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
 from rag.sources.git.cli import GitCredential, remote_default_branch
+from rag.sources.git.paths import remote_has_folder
 from rag.sources.git.source import GitReader, GitSourceSettings
 from rag.sources.reader import (
     ItemProblem,
@@ -179,6 +180,7 @@ __all__ = [
     "GitReader",
     "GitSourceSettings",
     "remote_default_branch",
+    "remote_has_folder",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",
