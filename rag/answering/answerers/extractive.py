@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag.answering.answerers._passages import CodeBlock, Passage, Unit, cut_passages, cut_units
+from rag.answering.answerers.caveats import caveat_after, quotable_caveat, set_variables
 from rag.answering.answers import Draft, DraftCitation
 from rag.answering.claims import SENTENCE_GAP, cut_claims
 from rag.answering.verify import MIN_QUOTE_WORDS, find_markers, normalize_quote
@@ -138,6 +139,7 @@ class ExtractiveAnswerer:
         seen = {(e.evidence.document_id, e.evidence.section) for e in (lead, *followed)}
         shown = _also_see_procedure(answer, question, lead, excerpts, seen)
         _also_see(answer, scored, seen, MAX_ALSO_SEE - shown)
+        set_variables(answer.lines, answer.citations, excerpts, lead.evidence.document_id)
         text = "\n".join(answer.lines)
         return Draft("answered", text, tuple(answer.citations), provider=self.name)
 
@@ -343,7 +345,7 @@ def _also_see_procedure(
             or not under_section_word(evidence, "mitigation")
         ):
             continue
-        steps = [p for p in cut_passages(evidence.content) if _seeable(p, quoted)]
+        steps = [p for p in cut_passages(evidence.content) if _seeable(p, quoted, evidence.content)]
         if steps:
             opening = steps[:_FIRST_COMMAND_WITHIN]
             seen.add(where)
@@ -361,12 +363,15 @@ def _is_procedure(excerpt: Excerpt, sectioned: frozenset[str]) -> bool:
     )
 
 
-def _seeable(passage: Passage, quoted: set[str]) -> bool:
+def _seeable(passage: Passage, quoted: set[str], content: str) -> bool:
     """Whether an "also see" line can show the passage: one quotable sentence, not yet quoted,
     with the command it introduces when it introduces one ("Raise `maxmemory` temporarily:"),
+    with the restriction that follows it in the runbook ("Never … without the owning team"),
     and never a sentence cut off at its colon."""
     text = passage.text
     if not _quotable_text(passage) or _table_row(text) or text in quoted or not _one_claim(text):
+        return False
+    if not quotable_caveat(caveat_after(content, passage)):
         return False
     code = passage.code
     if code is None:
@@ -391,6 +396,10 @@ def _see(answer: _Answer, excerpt: Excerpt, passage: Passage) -> None:
         citations.append(DraftCitation(n, passage.code.quote))
     else:
         line += f" [{n}]"
+    caveat = caveat_after(excerpt.evidence.content, passage)
+    if caveat is not None:  # the restriction travels with its step, with its own marker
+        line += f" {caveat.text} [{n}]"
+        citations.append(DraftCitation(n, caveat.text))
     answer.lines.append(line)
     answer.citations.extend(citations)
 
@@ -415,7 +424,7 @@ def _also_see(
             break
         evidence = item.excerpt.evidence
         where = (evidence.document_id, evidence.section)
-        if where in seen or not _seeable(item.passage, quoted):
+        if where in seen or not _seeable(item.passage, quoted, evidence.content):
             continue
         seen.add(where)
         quoted.add(item.passage.text)
