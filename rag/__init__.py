@@ -81,7 +81,8 @@ from rag.sources.rows import (
     list_sources,
     record_failed,
 )
-from rag.sources.sync import SyncReport, remove_source, sync_source
+from rag.sources.sync import remove_source, sync_source
+from rag.sources.sync_report import SyncReport
 from rag.store.connection import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.store.partitions import RebalanceReport, rebalance
 from rag.textout import format_ask_result

@@ -16,9 +16,8 @@ import psycopg
 
 from rag.answering.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
 from rag.answering.context import build_context
-from rag.answering.reading_order import in_reading_order
 from rag.answering.runbook_sections import RunbookCache
-from rag.answering.verify import verify_draft
+from rag.answering.verified_draft import draft_verified
 from rag.embedding.embedder import Embedder, Vectors
 from rag.errors import (
     AnswerProviderError,
@@ -258,62 +257,26 @@ class RagService:
             max_chars=self.settings.context_max_chars,
         )
         started = time.perf_counter()
-        draft = await self.answerer.answer(question, context.excerpts)
-        verification = verify_draft(draft, context.excerpts)
-        dropped = list(verification.dropped)
-        input_tokens, output_tokens = draft.input_tokens, draft.output_tokens
-        # Any dropped citation gets the one corrective retry, even when others survived.
-        if draft.status == "answered" and (verification.dropped or not verification.ok):
-            draft = await self.answerer.answer(
-                question, context.excerpts, correction="\n".join(verification.problems)
-            )
-            verification = verify_draft(draft, context.excerpts)
-            dropped.extend(verification.dropped)
-            input_tokens += draft.input_tokens
-            output_tokens += draft.output_tokens
+        verified = await draft_verified(self.answerer, question, context.excerpts)
         retrieval.timings_ms["answer"] = _ms_since(started)
-        self.metrics.citations_dropped.inc(len(dropped))
-        usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
-        if draft.status == "not_in_sources":
-            return self._result(
-                tenant,
-                service,
-                retrieval,
-                "abstained",
-                "not_in_sources",
-                provider=draft.provider,
-                dropped=dropped,
-                usage=usage,
+        self.metrics.citations_dropped.inc(len(verified.dropped))
+        if verified.ungrounded:
+            raise AnswerProviderError(
+                "answer_provider_ungrounded_response",
+                "the answer provider answered without citing any excerpt",
+                retryable=True,
             )
-        if not verification.ok:
-            if not draft.citations:
-                raise AnswerProviderError(
-                    "answer_provider_ungrounded_response",
-                    "the answer provider answered without citing any excerpt",
-                    retryable=True,
-                )
-            return self._result(
-                tenant,
-                service,
-                retrieval,
-                "abstained",
-                "unverifiable_citations",
-                provider=draft.provider,
-                dropped=dropped,
-                usage=usage,
-            )
-        answer, citations = in_reading_order(verification.text, verification.citations)
         return self._result(
             tenant,
             service,
             retrieval,
-            "answered",
-            None,
-            provider=draft.provider,
-            answer=answer,
-            citations=citations,
-            dropped=dropped,
-            usage=usage,
+            verified.status,
+            verified.reason,
+            provider=verified.provider,
+            answer=verified.answer,
+            citations=verified.citations,
+            dropped=list(verified.dropped),
+            usage=verified.usage,
         )
 
     def _result(

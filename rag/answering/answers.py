@@ -84,7 +84,7 @@ class AskResult:
 
 
 def ask_result_json(result: AskResult) -> dict[str, object]:
-    """The ``runbook ask --json`` object (a contract: see ARCHITECTURE.md)."""
+    """The ``runbook ask --json`` object (a contract: see docs/architecture.md)."""
     return {
         "status": result.status,
         "reason_code": result.reason_code,

@@ -55,7 +55,7 @@ async def ingest_path(
     force: bool = False,
     on_progress: ProgressCallback | None = None,
 ) -> IngestReport:
-    """Ingest ``root`` (see ARCHITECTURE.md for the tenant rule); ``force`` lifts the prune guard.
+    """Ingest ``root`` (docs/architecture.md has the tenant rule); ``force`` lifts the prune guard.
 
     Raises ``PruneRefusedError`` before writing anything when a prune would retire more than half
     of a tenant's current documents and ``force`` is not set.

@@ -44,7 +44,7 @@ def page_runbook(page: ConfluencePage) -> ParsedRunbook:
 
 
 def confluence_document_id(space: ConfluenceSpace, page_id: str) -> str:
-    """``confluence/<page id>``, the identity rule of ARCHITECTURE.md.
+    """``confluence/<page id>``, the identity rule of docs/architecture.md.
 
     The space key is deliberately not part of it: page ids are unique within a site, and a page
     moved to another synced space of the tenant stays the same document (its answers and
