@@ -87,7 +87,7 @@ async def test_an_abstention_gives_an_on_calls_next_steps_never_an_admin_command
     assert "Evidence" not in unowned.stdout  # a near miss is never shown as evidence
     # A near miss is listed as not answering, with its owner, who is the first to ask.
     assert "Closest runbooks (not close enough to answer from):" in unowned.stdout
-    assert "(cache/redis-evictions) · owner team-platform" in unowned.stdout
+    assert "(redis-evictions) · owner team-platform" in unowned.stdout
     assert "Next: ask team-platform (owns the closest runbook)" in unowned.stdout
     assert "runbook owner" not in unowned.stdout  # an admin command is no next step at 3 am
     assert "ask again with the alert name or the service" in unowned.stdout
