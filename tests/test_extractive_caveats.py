@@ -112,3 +112,26 @@ async def test_a_command_using_a_variable_set_earlier_is_shown_with_its_assignme
     verification = verify_draft(draft, excerpts)
     assert verification.problems == () and verification.dropped == ()
     assert ASSIGNMENT in verification.text
+
+
+async def test_a_lead_cut_by_the_line_cap_still_ends_with_the_restriction_after_its_steps() -> None:
+    block = "\n".join(f"redis-cli -h cache-{i} CONFIG GET maxmemory" for i in range(6))
+    content = (
+        "1. Check the memory limit on every cache node first:\n\n   ```bash\n"
+        + "\n".join(f"   {line}" for line in block.split("\n"))
+        + "\n   ```\n\n2. Raise the memory limit on every cache node by a quarter:\n\n   ```bash\n"
+        + "\n".join(
+            f"   {line.replace('GET maxmemory', 'SET maxmemory 8gb')}" for line in block.split("\n")
+        )
+        + "\n   ```\n\nNever raise it past the node's memory without the owning team.\n"
+    )
+    excerpts = (excerpt(1, content, "cache/redis-memory", "Relieve memory pressure"),)
+
+    draft = await ExtractiveAnswerer().answer("how do I raise the redis memory limit?", excerpts)
+
+    assert "Raise the memory limit on every cache node by a quarter:" in draft.text
+    assert draft.text.rstrip().endswith(
+        "Never raise it past the node's memory without the owning team. [1]"
+    )
+    verification = verify_draft(draft, excerpts)
+    assert verification.problems == () and verification.dropped == ()

@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 __all__ = ["STATE_CHANGES", "StateChange"]
 
 
 @dataclass(frozen=True)
 class StateChange:
-    """One kind of state-changing command: what it does, and how it is spelled."""
+    """One kind of state-changing command: what it does, and how it is spelled (compiled on
+    first use: the table is long, and most commands never read it)."""
 
     does: str
-    pattern: re.Pattern[str]
+    spelling: str
+    flags: int = re.IGNORECASE
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.spelling, self.flags)
 
 
 def _change(does: str, pattern: str, flags: int = re.IGNORECASE) -> StateChange:
-    return StateChange(does, re.compile(pattern, flags))
+    return StateChange(does, pattern, flags)
 
 
 # A command word, then anything on the same line up to a shell separator: `kubectl -n x delete`.

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answering.answerers._passages import Passage, cut_passages
+from rag.answering.answerers._passages import Passage, Unit, cut_passages
 from rag.answering.answers import DraftCitation
 from rag.answering.claims import SENTENCE_GAP, cut_claims
 from rag.answering.verify import MIN_QUOTE_WORDS, find_markers
@@ -26,6 +26,7 @@ __all__ = [
     "VariableSetup",
     "caveat_after",
     "quotable_caveat",
+    "restricting_unit",
     "restricts",
     "set_variables",
     "variable_setups",
@@ -57,6 +58,17 @@ def caveat_after(content: str, passage: Passage) -> Passage | None:
     if following is None or following.heading != passage.heading or following.kind == "row":
         return None
     return following if restricts(following.text) else None
+
+
+def restricting_unit(units: Sequence[Unit], shown: int) -> Unit | None:
+    """The paragraph or step right after ``units[shown]``, under the same heading, when it
+    restricts what was shown ("Do **not** change `maxmemory-policy` …"); else None."""
+    if shown + 1 >= len(units):
+        return None
+    following = units[shown + 1]
+    if following.heading != units[shown].heading or not following.passages:
+        return None
+    return following if restricts(following.passages[0].text) else None
 
 
 def quotable_caveat(caveat: Passage | None) -> bool:
