@@ -15,6 +15,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.admin_cli import HANDLERS as ADMIN_HANDLERS
+from bot.admin_cli import add_admin_commands
 from bot.ask_cli import add_ask_options
 from bot.channel_cli import add_channel_switches, is_channel_switch
 from bot.owners_cli import HANDLERS as OWNER_HANDLERS
@@ -50,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "source": _lazy("bot.sources_cli:source_command"),
         "ask": _lazy("bot.ask_cli:ask_command"),
         **OWNER_HANDLERS,
+        **ADMIN_HANDLERS,
         **bench_handlers,
     }
     if is_channel_switch(args):
@@ -59,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _add_commands(commands: Any) -> None:
     add_owner_commands(commands)
+    add_admin_commands(commands)
     add_source_commands(commands)
     serve = commands.add_parser(
         "serve", help="run the Slack app (HTTP or Socket Mode) and/or the Teams app"

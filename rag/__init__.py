@@ -62,7 +62,7 @@ from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
-from rag.sources.git.cli import GitCredential, remote_default_branch
+from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
 from rag.sources.git.paths import remote_has_folder
 from rag.sources.git.source import GitReader, GitSourceSettings
 from rag.sources.reader import (
@@ -85,6 +85,7 @@ from rag.sources.sync import remove_source, sync_source
 from rag.sources.sync_report import SyncReport
 from rag.store.connection import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.store.partitions import RebalanceReport, rebalance
+from rag.store.tenant_removal import delete_tenant
 from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,
@@ -163,6 +164,7 @@ __all__ = [
     "run_cli",
     "ask_result_json",
     "channel_service",
+    "delete_tenant",
     "find_tenant",
     "ingest_limits",
     "ingest_path",
@@ -181,6 +183,7 @@ __all__ = [
     "GitReader",
     "GitSourceSettings",
     "remote_default_branch",
+    "remote_has_branch",
     "remote_has_folder",
     "ItemProblem",
     "SourceDocument",

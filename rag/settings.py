@@ -219,6 +219,12 @@ class Settings(BaseSettings):
     sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
 
+    # Self-service (issue 39): a workspace or organisation that installs the app gets its own
+    # tenant, its installer as first admin; an uninstalled tenant's runbooks and settings are
+    # kept this many days (a reinstall finds them), then deleted.
+    self_service: bool = True
+    uninstall_retention_days: int = Field(default=30, ge=0)
+
     @field_validator("prepare_threshold", mode="before")
     @classmethod
     def _none_disables_preparing(cls, value: object) -> object:

@@ -102,6 +102,8 @@ class FakeSlack:
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], dict[str, Any]] = {}
         self.usergroups: dict[str, list[str]] = {}  # what usergroups.users.list answers
+        self.workspace_admins: set[str] = set()  # users.info says is_admin for these
+        self.bot_channels: list[tuple[str, str]] = []  # users.conversations: (id, name)
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)  # channel → posts
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
@@ -254,6 +256,24 @@ class FakeSlack:
                 "channel": channel,
                 "permalink": f"https://fake.slack/archives/{path}",
             }
+        if method == "users.info":
+            user = str(body.get("user"))
+            admin = user in self.workspace_admins
+            return {"ok": True, "user": {"id": user, "is_admin": admin, "is_owner": False}}
+        if method == "users.conversations":
+            channels = [
+                {"id": c, "name": n, "is_channel": True, "is_member": True}
+                for c, n in self.bot_channels
+            ]
+            return {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}
+        if method in ("views.publish", "views.update"):
+            view = body.get("view")
+            parsed = json.loads(view) if isinstance(view, str) else view
+            view_id = body.get("view_id") or f"V{next(_MESSAGE_TS):06d}"
+            return {"ok": True, "view": {"id": view_id, **(parsed or {})}}
+        if method == "usergroups.list":
+            listed = [{"id": g, "handle": g.lower()} for g in self.usergroups]
+            return {"ok": True, "usergroups": listed}
         if method == "usergroups.users.list":
             members = self.usergroups.get(str(body.get("usergroup")))
             if members is None:
@@ -381,7 +401,7 @@ async def _parse(request: web.Request) -> dict[str, Any]:
         parsed = await request.json()
         return {**request.query, **(parsed if isinstance(parsed, dict) else {"_": parsed})}
     form: dict[str, Any] = {**request.query, **(await request.post())}
-    for key in ("blocks", "attachments"):
+    for key in ("blocks", "attachments", "view"):
         if isinstance(form.get(key), str):
             form[key] = json.loads(form[key])
     return form

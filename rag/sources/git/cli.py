@@ -132,6 +132,21 @@ def remote_default_branch(source: str, url: str, credential: GitCredential | Non
     )
 
 
+def remote_has_branch(source: str, url: str, credential: GitCredential | None, branch: str) -> bool:
+    """Whether the remote has ``branch`` (``git ls-remote --heads URL BRANCH``); an unreadable
+    remote raises ``SourceSyncError`` as a sync would (auth, unreachable, not found)."""
+    with tempfile.TemporaryDirectory(prefix="runbook-git-") as scratch:
+        with git_environment(credential, Path(scratch) / "known_hosts") as env:
+            listed = run_git(
+                source,
+                ["ls-remote", "--heads", url, f"refs/heads/{branch}"],
+                env=env,
+                cwd=Path(scratch),
+                timeout_s=LS_REMOTE_TIMEOUT_S,
+            )
+    return bool(listed.strip())
+
+
 def run_git(
     source: str,
     args: Sequence[str],
