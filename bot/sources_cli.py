@@ -51,6 +51,12 @@ def add_source_commands(commands: Any) -> None:
     add.add_argument("--path", help="git: only this folder of the repository")
     add.add_argument("--token-env", help="git: https token | confluence: API token (with --email)")
     add.add_argument("--ssh-key-file", type=Path, help="git: a deploy key for ssh URLs")
+    add.add_argument(
+        "--forge",
+        choices=("github", "gitlab"),
+        help="git: where drafted runbooks go as pull/merge requests (default: from the host)",
+    )
+    add.add_argument("--api-url", help="git: the forge's API base, e.g. https://HOST/api/v3")
     add.add_argument("--space", help="confluence: the space key")
     add.add_argument("--label", help="confluence: only pages with this label")
     add.add_argument("--email", help="confluence Cloud: the account of the API token")
@@ -93,9 +99,9 @@ def _source_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
         elif args.ssh_key_file:
             credential = {"ssh_key": _read_key(args.ssh_key_file)}
         # Without --branch, `_add` asks the remote for its default branch once all else is checked.
-        checked = _git_settings(args.url, args.branch or "main", args.path)
-        return checked.model_dump(), credential
-    _refuse(args, ("branch", "path", "ssh_key_file"), "confluence")
+        checked = _git_settings(args.url, args.branch or "main", args.path, args)
+        return checked.model_dump(exclude_none=True), credential
+    _refuse(args, ("branch", "path", "ssh_key_file", "forge", "api_url"), "confluence")
     if not args.space:
         raise ConfigurationError("a confluence source needs --space KEY")
     if bool(args.email) == bool(args.pat_env) or bool(args.email) != bool(args.token_env):
@@ -113,9 +119,12 @@ def _source_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     return settings, {"pat": _from_env(args.pat_env)}
 
 
-def _git_settings(url: str, branch: str, path: str | None) -> GitSourceSettings:
+def _git_settings(
+    url: str, branch: str, path: str | None, args: argparse.Namespace
+) -> GitSourceSettings:
+    forge = {"forge": args.forge, "api_url": args.api_url}
     try:
-        return GitSourceSettings(url=url, branch=branch, path=path or "")
+        return GitSourceSettings(url=url, branch=branch, path=path or "", **forge)
     except ValueError as exc:
         raise ConfigurationError(f"invalid git source: {_first_error(exc)}") from exc
 
@@ -185,8 +194,10 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
         branch = await asyncio.to_thread(
             remote_default_branch, name, args.url, GitCredential(**(credential or {}))
         )
-        source_settings = _git_settings(args.url, branch, args.path).model_dump()
-    if args.kind == "git" and source_settings["path"]:
+        source_settings = _git_settings(args.url, branch, args.path, args).model_dump(
+            exclude_none=True
+        )
+    if args.kind == "git" and source_settings.get("path"):
         await _require_folder(name, source_settings, credential)
     secret = secrets.token_urlsafe(32)
     async with open_store(settings) as store:

@@ -55,6 +55,7 @@ from rag.ingest.files import discover_tenants, list_runbook_files, parse_source,
 from rag.ingest.pipeline import IngestLimits, IngestReport, ingest_path
 from rag.ingest.staleness import age_in_days
 from rag.metrics import RagMetrics
+from rag.retrieval.alerts import Alert, parse_alert
 from rag.retrieval.evidence import Evidence, Excerpt
 from rag.retrieval.rank import RRF_K, ScopeHints
 from rag.retrieval.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
@@ -101,6 +102,8 @@ from rag.workspaces import (
 )
 
 __all__ = [
+    "Alert",
+    "parse_alert",
     "BM25_PARAMS",
     "CANDIDATES_PER_RETRIEVER",
     "DEFAULT_EMBEDDING_MODEL",

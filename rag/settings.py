@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     context_max_chars: int = Field(default=12_000, ge=500)
     max_question_chars: int = Field(default=2_000, ge=10)
     trace_text: bool = False
+    # Who may open a runbook pull request from a thread (issue 40): tenant admins and runbook
+    # owners, or with RUNBOOK_DRAFT_PR_ANYONE=true anyone in the workspace.
+    draft_pr_anyone: bool = False
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")

@@ -38,6 +38,7 @@ from bot.slack.home.listeners import build_home_page, register_home
 from bot.slack.intake import build_intake_middleware
 from bot.slack.listeners.actions import register_actions
 from bot.slack.listeners.commands import register_commands
+from bot.slack.listeners.drafts import register_drafts
 from bot.slack.listeners.feedback_form import register_feedback_form
 from bot.slack.listeners.incident_actions import register_incident_actions
 from bot.slack.listeners.mentions import register_mentions
@@ -58,9 +59,10 @@ BOT_SCOPES = (
     "groups:history",
     "usergroups:read",
     "im:history",
-    "users:read",  # App Home: is the person changing a setting a workspace admin or owner?
-    "channels:read",  # App Home: the channels the bot is in
+    "users:read",  # App Home and drafts: is the person a workspace admin or owner?
+    "channels:read",  # App Home: the channels the bot is in; drafts: can the asker see it
     "groups:read",
+    "files:write",  # drafts: the Markdown as a file when no source can take it
 )
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
@@ -136,6 +138,7 @@ def build_app(
     register_mentions(app, bot)
     register_commands(app, bot)
     register_shortcuts(app, bot)
+    register_drafts(app, bot)
     register_actions(app, bot)
     register_feedback_form(app, bot)
     app.error(ErrorReporter(delivery, metrics).handle)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -44,6 +45,16 @@ class GitSourceSettings(BaseModel):
     url: str
     branch: str = "main"
     path: str = ""
+    # Where drafted runbooks go as pull / merge requests (issue 40); None: from the URL's host.
+    forge: Literal["github", "gitlab"] | None = None
+    api_url: str | None = None
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_base(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("--api-url must be an http(s) URL, e.g. https://HOST/api/v3")
+        return None if value is None else value.rstrip("/")
 
     @field_validator("url")
     @classmethod
