@@ -34,6 +34,7 @@ from rag import (
     open_runtime,
     open_store,
     remote_default_branch,
+    remote_has_folder,
     remove_source,
 )
 
@@ -218,6 +219,8 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
         source_settings = _git_settings(args.url, branch, args.path, args).model_dump(
             exclude_none=True
         )
+    if args.kind == "git" and source_settings.get("path"):
+        await _require_folder(name, source_settings, credential)
     secret = secrets.token_urlsafe(32)
     async with open_store(settings) as store:
         row = await add_source(
@@ -248,6 +251,21 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
         print("  (set RUNBOOK_PUBLIC_URL to the address the internet reaches RUNBOOK_PORT at)")
     print(f"  sync it now:    runbook source sync --tenant {args.tenant} --name {name}")
     return EXIT_OK
+
+
+async def _require_folder(
+    name: str, source_settings: dict[str, Any], credential: dict[str, str] | None
+) -> None:
+    """Refuse (saving nothing) a ``--path`` the branch does not have: it would sync nothing."""
+    url, branch, folder = (source_settings[k] for k in ("url", "branch", "path"))
+    found = await asyncio.to_thread(
+        remote_has_folder, name, url, branch, folder, GitCredential(**(credential or {}))
+    )
+    if not found:
+        raise ConfigurationError(
+            f"--path {folder!r} is not a folder of {url} on branch {branch!r}; nothing was "
+            "saved (the path is relative to the repository's root)"
+        )
 
 
 async def _list(args: argparse.Namespace, settings: Settings) -> int:

@@ -65,6 +65,7 @@ from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources.access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
 from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
+from rag.sources.git.paths import remote_has_folder
 from rag.sources.git.source import GitReader, GitSourceSettings
 from rag.sources.git.target import GitTarget, git_target
 from rag.sources.reader import (
@@ -193,6 +194,7 @@ __all__ = [
     "ALLOW_FILE_SETTING",
     "ALLOW_PRIVATE_SETTING",
     "remote_has_branch",
+    "remote_has_folder",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",

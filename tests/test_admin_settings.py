@@ -233,6 +233,22 @@ async def test_a_missing_branch_is_an_error_on_the_branch_field(
     assert "release" in refused.value.errors["branch"]
 
 
+async def test_a_folder_the_branch_lacks_is_an_error_on_the_path_field(
+    store: Store, tmp_path: Path
+) -> None:
+    tenant, _ = await new_tenant(store)
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("runbooks/db.md", "# Failover\n\nPromote the replica.\n")
+    repo.commit("first")
+    draft = SourceDraft(kind="git", url=repo.url, path="runbook")
+    with pytest.raises(FieldErrors) as refused:
+        await _form(store, allow_file=True).submit(
+            tenant, Actor("slack", INSTALLER), draft, submission_key=uuid.uuid4().hex
+        )
+    assert "'runbook'" in refused.value.errors["path"]
+    assert await list_sources(store, tenant=tenant) == []
+
+
 async def test_a_double_submitted_form_adds_one_source(store: Store, tmp_path: Path) -> None:
     tenant, _ = await new_tenant(store)
     repo = GitRepo(tmp_path / "runbooks")

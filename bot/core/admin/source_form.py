@@ -31,6 +31,7 @@ from rag import (
     confluence_reader,
     remote_default_branch,
     remote_has_branch,
+    remote_has_folder,
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -178,6 +179,12 @@ class SourceForm:
             remote_has_branch, source.name, url, credential, branch, access=access
         ):
             raise FieldErrors({"branch": f"the repository has no branch {branch!r}"})
+        folder = str(source.settings.get("path") or "")
+        found = await asyncio.to_thread(
+            remote_has_folder, source.name, url, branch, folder, credential
+        )
+        if not found:
+            raise FieldErrors({"path": f"branch {branch!r} has no folder {folder!r}"})
 
     async def _store_once(
         self, tenant: str, actor: Actor, source: CheckedSource, submission_key: str
