@@ -26,6 +26,7 @@ from rag import (
     GitCredential,
     GitSourceSettings,
     Settings,
+    SourceAccess,
     SourceRow,
     SourceSyncError,
     add_source,
@@ -135,7 +136,7 @@ def _check_reach(kind: str, name: str, url: str, settings: Settings) -> None:
     """Refuse a URL sources may not reach (loopback, private, link-local, internal names,
     plain http, file://), naming the operator setting that allows it. A name that does not
     resolve here yet passes: every connection checks the address it reaches."""
-    access = settings.source_access
+    access = SourceAccess.from_settings(settings)
     try:
         if kind == "git":
             git_target(name, url, access)
@@ -214,13 +215,15 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
             name,
             args.url,
             GitCredential(**(credential or {})),
-            access=settings.source_access,
+            access=SourceAccess.from_settings(settings),
         )
         source_settings = _git_settings(args.url, branch, args.path, args).model_dump(
             exclude_none=True
         )
     if args.kind == "git" and source_settings.get("path"):
-        await _require_folder(name, source_settings, credential)
+        await _require_folder(
+            name, source_settings, credential, access=SourceAccess.from_settings(settings)
+        )
     secret = secrets.token_urlsafe(32)
     async with open_store(settings) as store:
         row = await add_source(
@@ -254,12 +257,22 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _require_folder(
-    name: str, source_settings: dict[str, Any], credential: dict[str, str] | None
+    name: str,
+    source_settings: dict[str, Any],
+    credential: dict[str, str] | None,
+    *,
+    access: SourceAccess,
 ) -> None:
     """Refuse (saving nothing) a ``--path`` the branch does not have: it would sync nothing."""
     url, branch, folder = (source_settings[k] for k in ("url", "branch", "path"))
     found = await asyncio.to_thread(
-        remote_has_folder, name, url, branch, folder, GitCredential(**(credential or {}))
+        remote_has_folder,
+        name,
+        url,
+        branch,
+        folder,
+        GitCredential(**(credential or {})),
+        access=access,
     )
     if not found:
         raise ConfigurationError(

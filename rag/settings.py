@@ -7,8 +7,6 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from rag.sources.access import SourceAccess
-
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # ONNX Runtime threads per embedding call when RUNBOOK_ONNX_THREADS is unset: two for ingestion
 # and one-off commands; one in a serving process, whose event loop (and, on a small replica,
@@ -278,15 +276,6 @@ class Settings(BaseSettings):
         if self.onnx_threads is not None:
             return self
         return self.model_copy(update={"onnx_threads": SERVING_ONNX_THREADS})
-
-    @property
-    def source_access(self) -> SourceAccess:
-        """What sources may reach, from the two operator allowances."""
-        return SourceAccess(
-            allow_private_networks=self.source_allow_private_networks,
-            allow_file=self.source_allow_file,
-            data_dir=self.data_dir,
-        )
 
     @property
     def pgdata(self) -> Path:

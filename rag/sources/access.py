@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rag.errors import SourceSyncError
+from rag.settings import Settings
 
 ALLOW_PRIVATE_SETTING = "RUNBOOK_SOURCE_ALLOW_PRIVATE_NETWORKS"
 ALLOW_FILE_SETTING = "RUNBOOK_SOURCE_ALLOW_FILE"
@@ -40,6 +41,15 @@ class SourceAccess:
     allow_private_networks: bool = False
     allow_file: bool = False
     data_dir: Path | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SourceAccess:
+        """What sources may reach, from the operator's two allowances."""
+        return cls(
+            allow_private_networks=settings.source_allow_private_networks,
+            allow_file=settings.source_allow_file,
+            data_dir=settings.data_dir,
+        )
 
     def address_refusal(self, address: str, *, plain_http: bool = False) -> str | None:
         """Why a connection to ``address`` is refused (None: allowed). ``plain_http``: the

@@ -181,7 +181,7 @@ class SourceForm:
             raise FieldErrors({"branch": f"the repository has no branch {branch!r}"})
         folder = str(source.settings.get("path") or "")
         found = await asyncio.to_thread(
-            remote_has_folder, source.name, url, branch, folder, credential
+            remote_has_folder, source.name, url, branch, folder, credential, access=access
         )
         if not found:
             raise FieldErrors({"path": f"branch {branch!r} has no folder {folder!r}"})

@@ -9,29 +9,38 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from rag.sources.access import SourceAccess
 from rag.sources.git.cli import (
     FETCH_TIMEOUT_S,
     GitCredential,
     git_environment,
     run_git,
 )
+from rag.sources.git.target import git_target
 
 __all__ = ["remote_has_folder"]
 
 
 def remote_has_folder(
-    source: str, url: str, branch: str, folder: str, credential: GitCredential | None
+    source: str,
+    url: str,
+    branch: str,
+    folder: str,
+    credential: GitCredential | None,
+    *,
+    access: SourceAccess,
 ) -> bool:
     """Whether ``folder`` (relative to the repository's root) is a folder at the tip of
     ``branch``; fetches one commit's trees, no file contents. Raises ``SourceSyncError`` when
-    the repository or the branch cannot be read."""
+    the repository or the branch cannot be read; the URL is checked against ``access`` first."""
     wanted = PurePosixPath(folder.strip("/")).as_posix()
     if wanted in ("", "."):
         return True
+    target = git_target(source, url, access)
     with tempfile.TemporaryDirectory(prefix="runbook-git-") as scratch:
         repo = Path(scratch) / "repo"
         repo.mkdir()
-        with git_environment(credential, Path(scratch) / "known_hosts") as env:
+        with git_environment(credential, Path(scratch) / "known_hosts", target) as env:
             run_git(source, ["init", "--quiet"], env=env, cwd=repo)
             run_git(
                 source,
@@ -41,6 +50,7 @@ def remote_has_folder(
                     "--depth=1",
                     "--filter=blob:none",
                     "--no-tags",
+                    "--",
                     url,
                     f"refs/heads/{branch}",
                 ],
