@@ -33,6 +33,7 @@ from rag.ingest_scan import StoredVersion, TenantScan, load_stored_state
 from rag.ingest_write import ensure_tenant, retire_documents_on, write_version_on
 from rag.markdown import PARSE_REVISION
 from rag.runbook import ParsedRunbook
+from rag.source_item_names import storable_listing
 from rag.source_reader import (
     SourceDocument,
     SourceListing,
@@ -130,7 +131,7 @@ async def sync_source(
         await ensure_tenant(store, tenant)
         state = await _load_items(store, source.source_id)
         stored = await load_stored_state(store, tenant)
-        listing = await reader.list_items()
+        listing = storable_listing(await reader.list_items())
         report.version = listing.version
         report.skipped.extend(IngestSkip(i, r) for i, r in sorted(listing.passed_over.items()))
         to_read = sorted(
