@@ -26,6 +26,7 @@ from bot.core.jobs import JobQueue
 from bot.core.metrics import BotMetrics
 from bot.core.owner_queue import OwnerMessenger
 from bot.core.owners import Surface, default_owner
+from bot.core.secret_reseal import SOURCE_SECRETS, reseal_secrets
 from bot.core.source_alerts import SourceFailureReports
 from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
 from bot.core.source_runs import cipher_or_none
@@ -40,7 +41,7 @@ from bot.slack.blocks import Card, render_result
 from bot.slack.clients import web_api_session
 from bot.slack.modes import SlackMode, slack_mode
 from bot.slack.owner_messages import SlackOwnerMessenger
-from bot.slack.reseal import reseal_tokens
+from bot.slack.reseal import SLACK_SECRETS
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
 from bot.source_hooks import source_hook_routes
@@ -49,7 +50,7 @@ from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
 from bot.teams.graph_config import graph_alerts_problem
-from bot.teams.graph_subscriptions import graph_schedule_running
+from bot.teams.graph_subscriptions import GRAPH_SECRETS, graph_schedule_running
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import (
@@ -113,11 +114,11 @@ def _add_commands(commands: Any) -> None:
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
-    secrets = commands.add_parser("secrets", help="encryption keys for Slack tokens at rest")
+    secrets = commands.add_parser("secrets", help="encryption keys for secrets at rest")
     secrets_actions = secrets.add_subparsers(dest="action", required=True)
     secrets_actions.add_parser("generate-key", help="print a new key for RUNBOOK_ENCRYPTION_KEYS")
     secrets_actions.add_parser(
-        "reencrypt", help="re-seal stored tokens with the first key (after a rotation)"
+        "reencrypt", help="re-seal every stored secret with the first key (after a rotation)"
     )
     add_channel_switches(commands)
     commands.choices["ask"].add_argument(
@@ -306,8 +307,25 @@ async def _secrets_command(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     cipher = TokenCipher.from_setting(settings.encryption_keys)
     async with open_store(settings) as store:
-        count = await reseal_tokens(store, cipher)
-    print(f"re-encrypted {count} stored Slack token row(s) with the first key")
+        report = await reseal_secrets(
+            store, cipher, (*SOURCE_SECRETS, *SLACK_SECRETS, *GRAPH_SECRETS)
+        )
+    print(
+        f"re-encrypted {report.resealed} stored secret(s) with the first key "
+        "(Slack tokens, source credentials and webhook secrets, Graph clientStates)"
+    )
+    for unreadable in report.unreadable:
+        print(
+            f"cannot open the {unreadable}: no key in RUNBOOK_ENCRYPTION_KEYS opens it",
+            file=sys.stderr,
+        )
+    if report.unreadable:
+        print(
+            "put the key they were sealed with back in RUNBOOK_ENCRYPTION_KEYS (after the first) "
+            "and run this again before dropping any key",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

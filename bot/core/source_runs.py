@@ -10,9 +10,8 @@ import logging
 import traceback
 from dataclasses import dataclass
 
-from bot.core.token_cipher import KEYS_SETTING, TokenCipher
+from bot.core.token_cipher import KEYS_SETTING, SecretUnreadableError, TokenCipher
 from rag import (
-    ConfigurationError,
     Embedder,
     GitCredential,
     GitReader,
@@ -71,17 +70,23 @@ def cipher_or_none(settings: Settings) -> TokenCipher | None:
 def open_secret(
     stored: dict[str, object], cipher: TokenCipher | None, what: str
 ) -> dict[str, object]:
+    """A source's stored secret, opened; ``SecretUnreadableError`` names ``what`` (e.g. "the
+    credential of source 'acme/ops'") when no key is set or none in the setting opens it."""
     if set(stored) == {"sealed"}:
         if cipher is None:
-            raise ConfigurationError(f"the {what} is sealed: set {KEYS_SETTING} to open it")
-        return cipher.open(stored)
+            raise SecretUnreadableError(f"{what} is sealed: set {KEYS_SETTING} to open it")
+        return cipher.open(stored, what=what)
     return stored
 
 
 def reader_for(row: SourceRow, *, settings: Settings, cipher: TokenCipher | None) -> SourceReader:
     """The reader of ``row``'s kind, its credential opened."""
     label = f"{row.tenant_id}/{row.name}"
-    opened = {} if row.credential is None else open_secret(row.credential, cipher, "credential")
+    opened = (
+        {}
+        if row.credential is None
+        else open_secret(row.credential, cipher, f"the credential of source {label!r}")
+    )
     if row.kind == "git":
         token, key = opened.get("token"), opened.get("ssh_key")
         return GitReader(

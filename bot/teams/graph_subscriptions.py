@@ -29,6 +29,7 @@ from psycopg.types.json import Jsonb
 from bot.core.channel_settings import channel_settings
 from bot.core.jobs import Job, JobQueue, JobRequest, JobTenant
 from bot.core.periodic import rounds_running
+from bot.core.secret_reseal import SealedColumn
 from bot.core.token_cipher import TokenCipher
 from bot.teams.graph_client import (
     GraphClient,
@@ -45,6 +46,16 @@ SUBSCRIPTION_KIND = "teams.graph_subscription"
 LIFETIME = timedelta(minutes=55)
 RENEW_BEFORE = timedelta(minutes=20)
 SCHEDULE_TICK_S = 60.0
+
+# For `runbook secrets reencrypt` (bot.core.secret_reseal): each subscription's clientState.
+GRAPH_SECRETS = (
+    SealedColumn(
+        "teams_graph_subscriptions",
+        "client_state",
+        "tenant_id || ' channel ' || channel_id",
+        "Graph clientState of tenant",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -233,7 +244,7 @@ def client_state_of(row: SubscriptionRow, cipher: TokenCipher) -> str | None:
     if row.client_state is None:
         return None
     try:
-        secret = cipher.open(row.client_state).get("secret")
+        secret = cipher.open(row.client_state, what="a Graph clientState").get("secret")
     except ConfigurationError:
         # Sealed with a key no longer in RUNBOOK_ENCRYPTION_KEYS: unverifiable until the
         # subscription is made again (switch the channel's alerts off and on).
