@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rag.embedding import Embedder
 from rag.ingest_embed import PendingDocument, embed_text, embedded_groups, prepare_document
-from rag.ingest_guard import documents_to_prune, hold_tenant_locks
+from rag.ingest_guard import documents_sources_own, documents_to_prune, hold_tenant_locks
 from rag.ingest_relabel import relabel_document
 from rag.ingest_report import IngestFailure, IngestLimits, IngestReport, IngestSkip
 from rag.ingest_scan import StoredVersion, load_stored_state, scan_tenant
@@ -92,8 +92,10 @@ async def ingest_path(
             report.failed.extend(scan.failed)
             report.skipped.extend(scan.skipped)
             if prune:
+                owned = await documents_sources_own(store, folder.tenant)
+                folders_own = {d: v for d, v in stored.items() if d not in owned}
                 retirements[folder.tenant] = documents_to_prune(
-                    folder.tenant, stored, scan, force=force
+                    folder.tenant, folders_own, scan, force=force
                 )
             pending.extend(
                 prepare_document(folder.tenant, source, source.document_id not in stored, limits)

@@ -44,6 +44,20 @@ async def hold_tenant_locks(store: Store, tenants: Iterable[str]) -> AsyncIterat
         yield
 
 
+_SOURCE_OWNED = """
+SELECT i.document_id FROM source_items AS i JOIN sources AS s USING (source_id)
+WHERE s.tenant_id = %(tenant)s AND i.document_id IS NOT NULL
+"""
+
+
+async def documents_sources_own(store: Store, tenant: str) -> set[str]:
+    """The tenant's documents that a runbook source publishes: only its syncs retire them, never
+    a prune of a folder ingest (the folder does not hold them; the source does)."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(_SOURCE_OWNED, {"tenant": tenant})
+        return {row[0] for row in await cur.fetchall()}
+
+
 def documents_to_prune(
     tenant: str, stored: dict[str, StoredVersion], scan: TenantScan, *, force: bool
 ) -> list[str]:

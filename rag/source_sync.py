@@ -279,6 +279,9 @@ def _needs_read(
         previous is None
         or previous.embedding_model != model_id
         or previous.parse_revision != PARSE_REVISION
+        # Retired from outside this source (a folder ingest's prune): the item is still here,
+        # so its document comes back.
+        or (previous.superseded and previous.superseded_by is None)
     )
 
 
