@@ -25,7 +25,7 @@ from bot.core.token_cipher import TokenCipher
 from bot.server import build_web_app, serving
 from bot.slack.oauth_stores import PostgresInstallationStore
 from bot.source_hooks import source_hook_routes
-from bot.teams.graph_subscriptions import client_state_of, subscription_by_id
+from bot.teams.graph_subscriptions import client_state_of, subscriptions_by_id
 from rag import FastEmbedder, Settings, SourceRow, Store, add_source
 from tests.fakes.confluence import PAT, running_fake
 from tests.git_repos import GitRepo
@@ -164,8 +164,8 @@ async def test_the_readmes_key_rotation_keeps_every_source_syncing_and_every_sec
         store, client_id=CLIENT_ID, cipher=new_only
     ).async_find_bot(enterprise_id=None, team_id=slack_team)
     assert bot is not None and bot.bot_token == f"xoxb-{slack_team}-secret-bot-token"
-    row = await subscription_by_id(store, graph_id)
-    assert row is not None and client_state_of(row, new_only) == "graph-client-state"
+    [row] = (await subscriptions_by_id(store, [graph_id])).values()
+    assert client_state_of(row, new_only) == "graph-client-state"
 
 
 async def sealed_source(store: Store, tenant: str, key: str) -> SourceRow:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Collection
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -89,7 +90,7 @@ FROM teams_graph_subscriptions
 _ROW = _SELECT + (
     "WHERE tenant_id = %(tenant)s AND aad_tenant_id = %(aad)s AND channel_id = %(channel)s"
 )
-_BY_SUBSCRIPTION = _SELECT + "WHERE subscription_id = %s"
+_BY_SUBSCRIPTION = _SELECT + "WHERE subscription_id = ANY(%s)"
 _DUE = _SELECT + "WHERE NOT wanted OR subscription_id IS NULL OR expires_at < now() + %(renew)s"
 _RECORD = """
 UPDATE teams_graph_subscriptions
@@ -134,11 +135,16 @@ async def subscription_row(
         return await cur.fetchone()
 
 
-async def subscription_by_id(store: Store, subscription_id: str) -> SubscriptionRow | None:
+async def subscriptions_by_id(
+    store: Store, subscription_ids: Collection[str]
+) -> dict[str, SubscriptionRow]:
+    """The rows of those of ``subscription_ids`` that exist, by id, in one query."""
+    if not subscription_ids:
+        return {}
     async with store.pool.connection() as conn:
         cur = conn.cursor(row_factory=class_row(SubscriptionRow))
-        await cur.execute(_BY_SUBSCRIPTION, (subscription_id,))
-        return await cur.fetchone()
+        await cur.execute(_BY_SUBSCRIPTION, (list(subscription_ids),))
+        return {row.subscription_id: row for row in await cur.fetchall() if row.subscription_id}
 
 
 async def due_subscriptions(store: Store) -> list[SubscriptionRow]:
