@@ -25,7 +25,7 @@ from bot.core.token_cipher import TokenCipher
 from bot.server import build_web_app, serving
 from bot.slack.oauth_stores import PostgresInstallationStore
 from bot.source_hooks import source_hook_routes
-from bot.teams.graph_subscriptions import client_state_of, subscriptions_by_id
+from bot.teams.graph_subscriptions import client_state_of, subscription_row
 from rag import FastEmbedder, Settings, SourceRow, Store, add_source
 from tests.fakes.confluence import PAT, running_fake
 from tests.git_repos import GitRepo
@@ -35,6 +35,7 @@ from tests.test_sources_cli import DISK, cli_env
 from tests.test_token_encryption import CLIENT_ID, installation, team_id
 
 PORT = 31291
+CHANNEL = "19:oncall@thread.tacv2"
 # Loopback fakes: the operator allowances a test may set (issue 36).
 ALLOW = {"RUNBOOK_SOURCE_ALLOW_FILE": "true", "RUNBOOK_SOURCE_ALLOW_PRIVATE_NETWORKS": "true"}
 
@@ -85,22 +86,16 @@ async def keep_only_this_tenants_secrets(store: Store, tenant: str) -> None:
 
 
 async def graph_subscription(store: Store, tenant: str, sealed: dict[str, str]) -> str:
-    subscription = str(uuid.uuid4())
+    """A channel's live Graph subscription; returns its organisation's id."""
+    aad = str(uuid.uuid4())
     async with store.pool.connection() as conn:
         await conn.execute(
             "INSERT INTO teams_graph_subscriptions (tenant_id, aad_tenant_id, channel_id, "
             "team_id, subscription_id, client_state, expires_at) "
             "VALUES (%s, %s, %s, %s, %s, %s, now() + interval '50 minutes')",
-            (
-                tenant,
-                str(uuid.uuid4()),
-                "19:oncall@thread.tacv2",
-                str(uuid.uuid4()),
-                subscription,
-                Jsonb(sealed),
-            ),
+            (tenant, aad, CHANNEL, str(uuid.uuid4()), str(uuid.uuid4()), Jsonb(sealed)),
         )
-    return subscription
+    return aad
 
 
 @pytest.mark.slow  # a dozen CLI runs, each loading the model
@@ -134,7 +129,7 @@ async def test_the_readmes_key_rotation_keeps_every_source_syncing_and_every_sec
         await PostgresInstallationStore(
             store, client_id=CLIENT_ID, cipher=cipher(old_key)
         ).async_save(installation(slack_team))
-        graph_id = await graph_subscription(
+        graph_aad = await graph_subscription(
             store, unique_tenant, cipher(old_key).seal({"secret": "graph-client-state"})
         )
 
@@ -164,8 +159,8 @@ async def test_the_readmes_key_rotation_keeps_every_source_syncing_and_every_sec
         store, client_id=CLIENT_ID, cipher=new_only
     ).async_find_bot(enterprise_id=None, team_id=slack_team)
     assert bot is not None and bot.bot_token == f"xoxb-{slack_team}-secret-bot-token"
-    [row] = (await subscriptions_by_id(store, [graph_id])).values()
-    assert client_state_of(row, new_only) == "graph-client-state"
+    row = await subscription_row(store, unique_tenant, graph_aad, CHANNEL)
+    assert row is not None and client_state_of(row, new_only) == "graph-client-state"
 
 
 async def sealed_source(store: Store, tenant: str, key: str) -> SourceRow:
