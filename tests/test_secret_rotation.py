@@ -19,13 +19,13 @@ import pytest
 from psycopg.types.json import Jsonb
 from pydantic import SecretStr
 
-from bot.core.jobs import JobQueue
-from bot.core.source_runs import run_sync
+from bot.core.jobs.queue import JobQueue
+from bot.core.sources.runs import run_sync
 from bot.core.token_cipher import TokenCipher
 from bot.server import build_web_app, serving
 from bot.slack.oauth_stores import PostgresInstallationStore
 from bot.source_hooks import source_hook_routes
-from bot.teams.graph_subscriptions import client_state_of, subscription_row
+from bot.teams.graph.subscriptions import client_state_of, subscription_row
 from rag import FastEmbedder, Settings, SourceRow, Store, add_source
 from tests.fakes.confluence import PAT, running_fake
 from tests.git_repos import GitRepo

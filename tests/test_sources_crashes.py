@@ -10,9 +10,9 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from bot.core.jobs import Job
-from bot.core.source_jobs import SYNC_KIND, SourceSyncJob
-from bot.core.source_runs import SyncOutcome
+from bot.core.jobs.queue import Job
+from bot.core.sources.jobs import SYNC_KIND, SourceSyncJob
+from bot.core.sources.runs import SyncOutcome
 from rag import FastEmbedder, Settings, SourceRow, Store, add_source, get_source
 from tests.git_repos import GitRepo
 from tests.test_slack_cli import runbook

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.source_runs import run_sync
+from bot.core.sources.runs import run_sync
 from rag import Settings, SourceRow, Store, add_source, ingest_limits, ingest_path
-from rag.ingest_write import retire_documents
+from rag.ingest.write import retire_documents
 from tests.git_repos import GitRepo
 from tests.hash_embedder import HashEmbedder
 from tests.test_ingest_prune import current_ids, populate
