@@ -19,6 +19,8 @@ from urllib.parse import quote
 
 import aiohttp
 
+from bot.admin_cli import HANDLERS as ADMIN_HANDLERS
+from bot.admin_cli import add_admin_commands
 from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
 from bot.core.jobs.metrics import JobMetrics
 from bot.core.jobs.queue import JobQueue
@@ -86,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "teams": teams_command,
         "source": source_command,
         **OWNER_HANDLERS,
+        **ADMIN_HANDLERS,
         **bench_handlers,
     }
     if args.command == "ask" and args.blocks:
@@ -101,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _add_commands(commands: Any) -> None:
     add_owner_commands(commands)
+    add_admin_commands(commands)
     add_source_commands(commands)
     serve = commands.add_parser(
         "serve", help="run the Slack app (HTTP or Socket Mode) and/or the Teams app"

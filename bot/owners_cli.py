@@ -209,7 +209,14 @@ def format_gaps(report: GapReport) -> str:
         *(
             f"  {g.count:>4}  {g.id}  {g.label or '(no shared terms)'}  · {g.owner}  · "
             + (g.nearest_runbook or f"no runbook covers this: runbook gaps --draft {g.id}")
+            + (f"  · {g.thread_draft}: {g.thread_draft_link}" if g.thread_draft else "")
             for g in report.gaps
+        ),
+        "Closed by a runbook drafted from their thread:",
+        *(
+            f"  {c.count:>4}  {c.id}  {c.label or '(no shared terms)'}  · closed by "
+            f"{c.closed_by} ({c.closed_by_title})  · {c.draft_link}"
+            for c in report.closed
         ),
         "Runbooks by 👎 (against the runbook each answer opened with):",
         *(f"  {r.down:>4}  {r.document_id}  · {r.owner}  {r.reasons}" for r in report.downvoted),

@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag.sources.access import SourceAccess
+
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # ONNX Runtime threads per embedding call when RUNBOOK_ONNX_THREADS is unset: two for ingestion
 # and one-off commands; one in a serving process, whose event loop (and, on a small replica,
@@ -82,6 +84,9 @@ class Settings(BaseSettings):
     context_max_chars: int = Field(default=12_000, ge=500)
     max_question_chars: int = Field(default=2_000, ge=10)
     trace_text: bool = False
+    # Who may open a runbook pull request from a thread (issue 40): tenant admins and runbook
+    # owners, or with RUNBOOK_DRAFT_PR_ANYONE=true anyone in the workspace.
+    draft_pr_anyone: bool = False
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
@@ -218,6 +223,18 @@ class Settings(BaseSettings):
     # bytes of files or page bodies (see docs/sources.md for the measurement behind it).
     sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
+    # What sources may reach (issue 36, rag/sources/access.py): public https addresses only.
+    # The first allows loopback and private addresses (and plain http to them) for a
+    # self-hosted Confluence or GitLab inside the network; the second file:// git sources, for
+    # tests and local trials, never inside data_dir. Link-local addresses stay refused.
+    source_allow_private_networks: bool = False
+    source_allow_file: bool = False
+
+    # Self-service (issue 39): a workspace or organisation that installs the app gets its own
+    # tenant, its installer as first admin; an uninstalled tenant's runbooks and settings are
+    # kept this many days (a reinstall finds them), then deleted.
+    self_service: bool = True
+    uninstall_retention_days: int = Field(default=30, ge=0)
 
     @field_validator("prepare_threshold", mode="before")
     @classmethod
@@ -261,6 +278,15 @@ class Settings(BaseSettings):
         if self.onnx_threads is not None:
             return self
         return self.model_copy(update={"onnx_threads": SERVING_ONNX_THREADS})
+
+    @property
+    def source_access(self) -> SourceAccess:
+        """What sources may reach, from the two operator allowances."""
+        return SourceAccess(
+            allow_private_networks=self.source_allow_private_networks,
+            allow_file=self.source_allow_file,
+            data_dir=self.data_dir,
+        )
 
     @property
     def pgdata(self) -> Path:

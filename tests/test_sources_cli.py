@@ -20,7 +20,13 @@ RST = (
 
 
 def cli_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
-    return {"DATABASE_URL": database_url, "RUNBOOK_DATA_DIR": str(data_dir), **extra}
+    """The CLI's environment; these tests' repositories are on file:// (an operator allowance)."""
+    return {
+        "DATABASE_URL": database_url,
+        "RUNBOOK_DATA_DIR": str(data_dir),
+        "RUNBOOK_SOURCE_ALLOW_FILE": "true",
+        **extra,
+    }
 
 
 async def test_add_sync_and_list_a_git_source_from_the_command_line(
