@@ -5,13 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.core.sources.runs import run_sync
 from rag import Settings, SourceRow, Store, add_source, ingest_limits, ingest_path
 from rag.ingest.write import retire_documents
-from tests.git_repos import GitRepo
+from tests.git_repos import GitRepo, local_sources
 from tests.hash_embedder import HashEmbedder
 from tests.test_ingest_prune import current_ids, populate
 from tests.test_sources_cli import DISK
+
+
+@pytest.fixture(scope="session")
+def settings(settings: Settings) -> Settings:
+    """The session's settings with the operator allowance for file:// repositories."""
+    return local_sources(settings)
 
 
 async def synced_git_source(
