@@ -76,11 +76,11 @@ def _add_commands(commands: Any) -> None:
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
-    secrets = commands.add_parser("secrets", help="encryption keys for Slack tokens at rest")
+    secrets = commands.add_parser("secrets", help="encryption keys for secrets at rest")
     secrets_actions = secrets.add_subparsers(dest="action", required=True)
     secrets_actions.add_parser("generate-key", help="print a new key for RUNBOOK_ENCRYPTION_KEYS")
     secrets_actions.add_parser(
-        "reencrypt", help="re-seal stored tokens with the first key (after a rotation)"
+        "reencrypt", help="re-seal every stored secret with the first key (after a rotation)"
     )
     add_channel_switches(commands)
     add_ask_options(commands)

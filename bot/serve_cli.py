@@ -20,6 +20,7 @@ from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
 from bot.core.owners.queue import OwnerMessenger
 from bot.core.owners.runbook_owners import Surface
+from bot.core.secret_reseal import SOURCE_SECRETS, reseal_secrets
 from bot.core.sources.alerts import SourceFailureReports
 from bot.core.sources.jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
 from bot.core.sources.runs import cipher_or_none
@@ -31,14 +32,14 @@ from bot.slack.app import SLACK_TIMEOUT_S, build_app
 from bot.slack.delivery.clients import web_api_session
 from bot.slack.modes import SlackMode, slack_mode
 from bot.slack.owner_messages import SlackOwnerMessenger
-from bot.slack.reseal import reseal_tokens
+from bot.slack.reseal import SLACK_SECRETS
 from bot.slack.routes import slack_routes
 from bot.slack.socket_mode import run_socket_mode
 from bot.source_hooks import source_hook_routes
 from bot.teams.app import build_teams_app
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
 from bot.teams.graph.config import graph_alerts_problem
-from bot.teams.graph.subscriptions import graph_schedule_running
+from bot.teams.graph.subscriptions import GRAPH_SECRETS, graph_schedule_running
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import Runtime, Settings, Store, open_runtime, open_store, run_demo
@@ -215,8 +216,25 @@ async def secrets_command(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     cipher = TokenCipher.from_setting(settings.encryption_keys)
     async with open_store(settings) as store:
-        count = await reseal_tokens(store, cipher)
-    print(f"re-encrypted {count} stored Slack token row(s) with the first key")
+        report = await reseal_secrets(
+            store, cipher, (*SOURCE_SECRETS, *SLACK_SECRETS, *GRAPH_SECRETS)
+        )
+    print(
+        f"re-encrypted {report.resealed} stored secret(s) with the first key "
+        "(Slack tokens, source credentials and webhook secrets, Graph clientStates)"
+    )
+    for unreadable in report.unreadable:
+        print(
+            f"cannot open the {unreadable}: no key in RUNBOOK_ENCRYPTION_KEYS opens it",
+            file=sys.stderr,
+        )
+    if report.unreadable:
+        print(
+            "put the key they were sealed with back in RUNBOOK_ENCRYPTION_KEYS (after the first) "
+            "and run this again before dropping any key",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
