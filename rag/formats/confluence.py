@@ -3,8 +3,9 @@
 Macros that hold runbook text keep it — code and ``noformat`` as whole fenced blocks, panels with
 their label, ``expand`` with its title — while page chrome (table of contents, child lists,
 anchors, Jira issues, images, emoticons) is dropped, and so is a macro the page hides
-(``hidden=true``: an excerpt or page-properties table shown only where it is included). Parameters and ``ri:`` resource identifiers
-never reach the text, except as the visible name of a link.
+(``hidden=true``: an excerpt or page-properties table shown only where it is included).
+Parameters and ``ri:`` resource identifiers never reach the text, except as the visible name of
+a link.
 """
 
 from __future__ import annotations
