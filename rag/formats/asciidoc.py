@@ -23,8 +23,8 @@ from rag.formats.asciidoc_inline import inline_text
 from rag.formats.asciidoc_table import table_rows
 from rag.formats.blocks import Block, Heading, assemble, table_block
 from rag.formats.metadata import frontmatter_from_fields
+from rag.formats.runbook import ParsedRunbook
 from rag.formats.writer import EventWriter
-from rag.runbook import ParsedRunbook
 
 # Titles end at their last non-blank character (greedy, so a run of blanks is scanned once);
 # a section title's closing marks (``== Title ==``) are cut off after the match.
