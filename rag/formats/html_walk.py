@@ -140,9 +140,7 @@ class HtmlWalker(EventWriter):
 
 def is_hidden(element: etree._Element) -> bool:
     """An element the page never shows (``hidden``, ``display: none``): not runbook text."""
-    return element.get("hidden") is not None or bool(
-        _HIDDEN_STYLE.search(element.get("style", ""))
-    )
+    return element.get("hidden") is not None or bool(_HIDDEN_STYLE.search(element.get("style", "")))
 
 
 def _cell_text(cell: etree._Element) -> str:
