@@ -63,7 +63,7 @@ class _EndStringSearch:
         return found
 
 
-class LinearInliner(states.Inliner):  # type: ignore[misc]
+class LinearInliner(states.Inliner):
     paragraph_length = 0
     problems = 0
     inline_nodes = 0
@@ -106,7 +106,7 @@ for _name, _value in vars(states.Inliner).items():
         setattr(LinearInliner, _name, _value)
 
 
-class LinearReader(standalone.Reader):  # type: ignore[misc]
+class LinearReader(standalone.Reader):  # type: ignore[type-arg]
     """The standalone reader without the report of unknown reference targets."""
 
     def get_transforms(self) -> list[type[Transform]]:
