@@ -40,7 +40,7 @@ HOLDOUT_ROOTS = {
     "rook": Path("collections/rook/docs"),
     "cortex": Path("collections/cortex/docs"),
 }
-SETS = ("{split}", "alerts-{split}", "mtrag-{split}")
+SETS = ("{split}", "alerts-{split}", "mtrag-{split}", "oncall-{split}")
 HOLDOUT_SETS = (Path("holdout/questions.jsonl"), Path("holdout/alerts.jsonl"))
 _SHOWN = (
     "recall_at_k",
