@@ -21,6 +21,10 @@ what it learned on the dev collections carries over to runbooks it never saw
   spelling or by its ``runbook_url``;
 - ``agreement`` — the best runbook is in both retrievers' top five.
 
+Beside the model, a question that names a well-known product (a database engine, a queue, a
+cloud service, a tool) that no chunk of the tenant holds abstains whatever it scores
+(``rag.foreign_subjects``): its subject is a system the tenant does not run.
+
 The features read the candidates in the ranker's first order (``Candidates.ranked_for_gate``):
 which section a runbook shows first decides what to show, not whether to answer.
 Coefficients live in ``rag/gate_model.json`` with the embedding model they were fitted for;
@@ -41,7 +45,9 @@ from pathlib import Path
 
 from rag.alerts import Alert
 from rag.errors import ConfigurationError
+from rag.escalation import without_escalation_ask
 from rag.evidence import Evidence
+from rag.foreign_subjects import foreign_subjects
 from rag.retrieve import Candidates, word_runs
 from rag.terms import identifiers
 
@@ -132,7 +138,12 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
     idf = _idf(candidates)
     # An alert post's search text ends on its summary's last word, not on what is asked.
-    subject = None if asked.alert is not None else _last_lexeme(asked.text, candidates)
+    # "…, who do I page?" is about what comes before the asking.
+    subject = (
+        None
+        if asked.alert is not None
+        else _last_lexeme(without_escalation_ask(asked.text), candidates)
+    )
     unknown = [
         lexeme
         for lexeme, df in candidates.term_df.items()
@@ -166,12 +177,18 @@ def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, thresh
     found = features(asked, candidates)
     probability = model.probability(found)
     reason = None if probability >= threshold else "low_confidence"
+    foreign = foreign_subjects(candidates.term_df, candidates.term_words)
+    if foreign:
+        # A product the tenant's runbooks never name is a system the tenant does not run (or
+        # never wrote a runbook for): words it shares with a runbook were written for another
+        # system (``rag.foreign_subjects``).
+        reason = "low_confidence"
     return Gate(
         reason,
         found["best_cosine"],
         found["idf_coverage"],
         probability,
-        tuple(found.items()),
+        (*found.items(), ("foreign_subject", float(bool(foreign)))),
     )
 
 

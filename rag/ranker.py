@@ -15,7 +15,9 @@ fitted for; ``python -m rag.gate_fit --ranking`` refits them
 A question that asks what to do, whose first runbook was placed by a section of no kind
 (an aside such as "Known failure modes › …"), does not open on that aside in a runbook that
 has a Mitigation section (``first_runbook_opens_with``), and gets the runbook whose opening
-section scores best (``best_opening_first``). Placeholder sections
+section scores best (``best_opening_first``). The runbook of an alert the question names
+(``ScopeHints.alert_document``) opens the answer (``document_first``), and a question that
+asks whom to page opens it on its escalation section (``rag.escalation``). Placeholder sections
 (``rag.rank.is_placeholder``: TODO, N/A) go to the end of the list whatever they score.
 Deterministic: ties break on cosine, then chunk id.
 """
@@ -31,11 +33,13 @@ from importlib import resources
 from pathlib import Path
 
 from rag.errors import ConfigurationError
+from rag.escalation import asks_escalation, is_escalation_section, says_whom_to_escalate
 from rag.evidence import Evidence
 from rag.rank import (
     ScopeHints,
     is_placeholder,
     question_intents,
+    section_headings,
     section_intents,
     sectioned_documents,
     under_section_word,
@@ -146,6 +150,11 @@ def fuse(
         if order[0] != 0:
             both = [e.score + section_scores[e.chunk_id] for e in scored]
             order = best_opening_first(order, documents, both)
+    if opening and order and hints.alert_document is not None:
+        # The alert the question names is what fired: its runbook opens the answer whatever
+        # workload or host names come with it ("KubePodCrashLooping on alertmanager-main-0"
+        # is not an Alertmanager question); the workload's own runbook may follow.
+        order = document_first(order, documents, hints.alert_document)
     if (
         opening
         and order
@@ -168,6 +177,16 @@ def fuse(
         impact = ["impact" in section_intents(e, intents, sectioned) for e in scored]
         if not impact[order[0]]:
             order = first_runbook_opens_with(order, documents, impact)
+    if opening and order and asks_escalation(question):
+        # "who do I page for …": the lead runbook opens on its escalation or contacts section,
+        # else on a section that says whom to page or escalate to (the answer names the
+        # runbook's owner when it has neither, ``rag.answerers.extractive``).
+        heads = [is_escalation_section(e, section_headings(e)) for e in scored]
+        says = [says_whom_to_escalate(e) for e in scored]
+        opened = first_runbook_opens_with(order, documents, heads)
+        if opened == list(order):
+            opened = first_runbook_opens_with(order, documents, says)
+        order = opened
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
@@ -185,6 +204,15 @@ def best_opening_first(
         openings.setdefault(documents[index], index)
     best = max(openings.values(), key=lambda i: (scores[i], -order.index(i)))
     return [best, *(i for i in order if i != best)]
+
+
+def document_first(order: Sequence[int], documents: Sequence[str], document: str) -> list[int]:
+    """``order`` with ``document``'s first item moved to the front (the rest keep their
+    order); unchanged when the document has no item."""
+    lead = next((i for i in order if documents[i] == document), None)
+    if lead is None:
+        return list(order)
+    return [lead, *(i for i in order if i != lead)]
 
 
 def first_runbook_opens_with(

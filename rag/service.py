@@ -26,10 +26,12 @@ from rag.errors import (
     RunbookError,
     StoreError,
 )
+from rag.escalation import owner_line, owner_to_contact
 from rag.evidence import Evidence
 from rag.gate import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
 from rag.name_vocabulary import uses_name
+from rag.query_noise import without_noise
 from rag.query_vectors import QueryVectors
 from rag.rank import ScopeHints
 from rag.ranker import RankModel
@@ -174,8 +176,15 @@ class RagService:
             # A runbook named in another spelling (``kube-pod-crash-looping`` fires,
             # ``KubePodCrashLooping.md`` answers) or linked by ``runbook_url`` is named exactly.
             alert = replace(alert, runbook=catalog.runbook_named(alert.name, alert.runbook_url))
-        query = alert.search_text() if alert else without_references(question)
-        hints = catalog.hints_in(query, alert.name_in_tenant if alert else None)
+        # Hosts, addresses, pod hashes and urgency words say where it fired and how stressed the
+        # asker is, never which runbook applies (``rag.query_noise``); the question as asked
+        # is what the answer shows and the trace keeps.
+        query = alert.search_text() if alert else without_noise(without_references(question))
+        hints = catalog.hints_in(
+            query,
+            alert.name_in_tenant if alert else None,
+            alert.runbook if alert else None,
+        )
         if service:
             hints = replace(hints, services=hints.services | {service})
         started = time.perf_counter()
@@ -303,7 +312,11 @@ class RagService:
                 usage=usage,
             )
         answer, citations = in_reading_order(verification.text, verification.citations)
-        return self._result(
+        contact = owner_to_contact(question, citations[0].evidence) if citations else None
+        if contact is not None:
+            # Not a runbook's words, so not a claim to verify: the store's owner, labelled.
+            answer = f"{answer}\n{owner_line(contact)}"
+        result = self._result(
             tenant,
             service,
             retrieval,
@@ -315,6 +328,7 @@ class RagService:
             dropped=dropped,
             usage=usage,
         )
+        return replace(result, owner_contact=contact)
 
     def _result(
         self,
