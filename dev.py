@@ -1,7 +1,8 @@
 """The front door of a fresh clone; needs only Python 3.11+ and pip.
 
 python3 dev.py demo        # set up, then run the local job on the embedded defaults
-python3 dev.py test        # set up, then run the test suite
+python3 dev.py test        # set up, then run the whole test suite
+python3 dev.py test --fast # everything but the tests marked slow (end-to-end, eval, faults)
 python3 dev.py lint | typecheck | bench-ingest | setup
 """
 
@@ -85,7 +86,10 @@ def main(argv: list[str]) -> int:
     }
     if action == "test":
         setup()
-        status = run([str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", *argv[1:]])
+        options = [arg for arg in argv[1:] if arg != "--fast"]
+        if len(options) < len(argv) - 1:
+            options = ["-m", "not slow", *options]
+        status = run([str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", *options])
         if status == PYTEST_NO_TESTS:
             print("dev.py: pytest collected no tests; that is a failure", file=sys.stderr)
             return 1

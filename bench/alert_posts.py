@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from bench.slack_mentions import SECRET, golden_questions, percentile, slack_app_on_fake
-from bot.core.channel_settings import set_channel_switch
+from bot.core.alerts.channel_settings import set_channel_switch
 from bot.core.tasks import BackgroundTasks
 from rag import Settings, add_workspace, open_runtime
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender

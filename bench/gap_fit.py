@@ -7,7 +7,7 @@ and ``alerts-dev.jsonl``, never the test or holdout files) goes through ``RagSer
 which yields the question's embedding (alert posts embedded by name and summary, as asked) and,
 for the three collections ingested here, its evidence.
 
-- ``cluster_similarity``: average-linkage clustering (``bot.core.gap_clusters``) of all
+- ``cluster_similarity``: average-linkage clustering (``bot.core.gaps.clusters``) of all
   answerable dev questions together (five tenants: questions from another stack must never
   join) should put two questions in one group when they are on one subject: the folder of the
   runbook they expect (``kubernetes/``, ``cluster-monitoring-operator/``), or that runbook when
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from bot.core.gap_clusters import cluster
-from bot.core.gap_thresholds import THRESHOLDS_FILE
+from bot.core.gaps.clusters import cluster
+from bot.core.gaps.thresholds import THRESHOLDS_FILE
 from rag import GoldenQuestion, Settings, load_golden, open_runtime
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"

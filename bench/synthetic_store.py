@@ -30,7 +30,7 @@ CREATE TEMP TABLE IF NOT EXISTS bench_staging (
     service text, embedding vector, title text
 )
 """
-# The same lexemes as ingestion (rag/ingest_write.py): all of them, and the title's and headings'.
+# The same lexemes as ingestion (rag/ingest/write.py): all of them, and the title's and headings'.
 _FROM_STAGING = """
 INSERT INTO chunks (tenant_id, document_id, version, ordinal, heading_path, content, superseded,
                     service, embedding, embedding_model, embedding_dim, tsv, heading_tsv)
@@ -270,7 +270,9 @@ def store_fingerprint(
     partitions get a graph, and the schema (every migration's text), so a store loaded before a
     migration changed is loaded again."""
     digest = hashlib.sha256()
-    for entry in sorted(resources.files("rag").joinpath("sql").iterdir(), key=lambda e: e.name):
+    for entry in sorted(
+        resources.files("rag.store").joinpath("sql").iterdir(), key=lambda e: e.name
+    ):
         if entry.name.endswith(".sql"):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
     return {

@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.alert_posts import loadavg
 from bench.slack_mentions import golden_questions, percentile
-from bot.core.channel_settings import set_channel_switch
+from bot.core.alerts.channel_settings import set_channel_switch
 from bot.teams.tenancy import add_teams_tenant
 from rag import Settings, open_runtime
 from tests.fakes.bot_connector import FakeBotConnector

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from bot.core.channel_settings import Switch, set_channel_switch
+from bot.core.alerts.channel_settings import Switch, set_channel_switch
 from rag import Settings, find_tenant, open_store
 
 EXIT_OK, EXIT_USAGE = 0, 2

@@ -20,15 +20,15 @@ from urllib.parse import quote
 import aiohttp
 
 from bot.channel_cli import add_channel_switches, channel_switch_command, is_channel_switch
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
-from bot.core.owner_queue import OwnerMessenger
-from bot.core.owners import Surface, default_owner
-from bot.core.source_alerts import SourceFailureReports
-from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
-from bot.core.source_runs import cipher_or_none
+from bot.core.owners.queue import OwnerMessenger
+from bot.core.owners.runbook_owners import Surface, default_owner
+from bot.core.sources.alerts import SourceFailureReports
+from bot.core.sources.jobs import SYNC_KIND, SourceSyncJob, source_schedule_running
+from bot.core.sources.runs import cipher_or_none
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher, generate_key
 from bot.core.upkeep import upkeep_running
@@ -37,7 +37,7 @@ from bot.owners_cli import add_owner_commands
 from bot.server import AddRoutes, build_internal_app, build_web_app, run_http
 from bot.slack.app import SLACK_TIMEOUT_S, build_app
 from bot.slack.blocks import Card, render_result
-from bot.slack.clients import web_api_session
+from bot.slack.delivery.clients import web_api_session
 from bot.slack.modes import SlackMode, slack_mode
 from bot.slack.owner_messages import SlackOwnerMessenger
 from bot.slack.reseal import reseal_tokens
@@ -48,8 +48,8 @@ from bot.sources_cli import add_source_commands, source_command
 from bot.teams.app import build_teams_app
 from bot.teams.cli import add_teams_commands, ask_teams_card_command, teams_command
 from bot.teams.config import TeamsMode, is_loopback, teams_mode
-from bot.teams.graph_config import graph_alerts_problem
-from bot.teams.graph_subscriptions import graph_schedule_running
+from bot.teams.graph.config import graph_alerts_problem
+from bot.teams.graph.subscriptions import graph_schedule_running
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
 from rag import (

@@ -17,14 +17,14 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.gaps import GapReport, gap_report
-from bot.core.gaps_html import render_gap_html
-from bot.core.owners import list_owner_targets, map_owner, set_default_owner
+from bot.core.gaps.html import render_gap_html
+from bot.core.gaps.report import GapReport, gap_report
+from bot.core.owners.runbook_owners import list_owner_targets, map_owner, set_default_owner
 from bot.core.retention import purge_expired_text
 from bot.slack.blocks.card import Card
 from bot.slack.blocks.digest import render_digest
+from bot.slack.delivery.retries import install_retry_handlers
 from bot.slack.owner_messages import owner_recipients
-from bot.slack.retries import install_retry_handlers
 from rag import Settings, open_store, require_tenant
 
 EXIT_OK, EXIT_USAGE = 0, 2

@@ -22,8 +22,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from aiohttp import web
 
-from bot.core.database_watch import DatabaseWatch
-from bot.core.job_worker import JobWorker
+from bot.core.jobs.database_watch import DatabaseWatch
+from bot.core.jobs.worker import JobWorker
 from bot.core.metrics import BotMetrics, render_metrics
 from bot.core.tasks import BackgroundTasks
 from rag import RagMetrics, Settings, Store, StoreError

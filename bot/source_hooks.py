@@ -20,9 +20,9 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
-from bot.core.jobs import JobQueue
-from bot.core.source_jobs import queue_sync
-from bot.core.source_runs import open_secret
+from bot.core.jobs.queue import JobQueue
+from bot.core.sources.jobs import queue_sync
+from bot.core.sources.runs import open_secret
 from bot.core.token_cipher import TokenCipher
 from bot.server import AddRoutes
 from rag import SourceRow, Store, get_source

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.core.source_runs import SyncOutcome, cipher_or_none, run_sync
-from bot.core.source_status import describe_source
+from bot.core.sources.runs import SyncOutcome, cipher_or_none, run_sync
+from bot.core.sources.status import describe_source
 from bot.core.token_cipher import KEYS_SETTING, TokenCipher
 from rag import (
     ConfigurationError,

@@ -1,6 +1,6 @@
 """Check every golden label of the public eval sets against the collections, without embedding.
 
-Each tenant folder is parsed with the project's own reader (``rag.sources`` + ``rag.markdown``),
+Each tenant folder is parsed with the project's own reader (``rag.ingest.files`` + ``rag.formats.markdown``),
 so document ids and heading texts are exactly those ingestion stores. The check fails when:
 
 - a row breaks the golden-set contract (keys, tenant, ``expect`` shape);
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.errors import IngestFileError
-from rag.sources import list_runbook_files, parse_source, read_text
+from rag.ingest.files import list_runbook_files, parse_source, read_text
 
 EVALS = Path(__file__).resolve().parent
 # Tenant id -> the folder ingested with ``runbook ingest FOLDER --tenant ID``.

@@ -1,6 +1,6 @@
 """runbook-bot's core: ingestion, retrieval, gating, answering and verification. No Slack here."""
 
-from rag.answers import (
+from rag.answering.answers import (
     Answerer,
     AskResult,
     Citation,
@@ -9,13 +9,29 @@ from rag.answers import (
     DroppedCitation,
     ask_result_json,
 )
-from rag.chunking import chunk_runbook
-from rag.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
+from rag.answering.cited_chunks import CitedChunk, QuoteSpan, load_chunks, locate_quote, quote_at
+from rag.answering.runbook_sections import (
+    gold_in_card,
+    load_runbook,
+    runbook_of,
+    section_heading,
+)
+from rag.answering.runbook_view import MAX_SECTIONS, RunbookSection, RunbookView
+from rag.answering.state_changes import (
+    CHANGES_STATE,
+    STATE_CHANGES,
+    AnswerStep,
+    StateChange,
+    answer_steps,
+    code_changes_state,
+    state_changes_in,
+)
 from rag.cli import build_parser, run_cli
-from rag.confluence_source import ConfluenceReader, confluence_reader
 from rag.demo import run_demo
-from rag.embed_batches import token_budget_batches
-from rag.embedding import Embedder, FastEmbedder
+from rag.embedding.batches import token_budget_batches
+from rag.embedding.embedder import Embedder, FastEmbedder
+from rag.embedding.model_files import assemble_default_model
+from rag.embedding.ordinary_words import NO_ORDINARY_WORDS
 from rag.errors import (
     AnswerProviderError,
     ConfigurationError,
@@ -32,31 +48,23 @@ from rag.errors import (
     StoreError,
     UnknownTenantError,
 )
-from rag.evaluate import GoldenQuestion, load_golden
-from rag.evidence import Evidence, Excerpt
-from rag.git_cli import GitCredential, remote_default_branch
-from rag.git_source import GitReader, GitSourceSettings
-from rag.ingest import IngestLimits, IngestReport, ingest_path
-from rag.ingest_embed import embed_text
+from rag.evaluation.evaluate import GoldenQuestion, load_golden
+from rag.ingest.chunking import chunk_runbook
+from rag.ingest.embed import embed_text
+from rag.ingest.files import discover_tenants, list_runbook_files, parse_source, read_text
+from rag.ingest.pipeline import IngestLimits, IngestReport, ingest_path
+from rag.ingest.staleness import age_in_days
 from rag.metrics import RagMetrics
-from rag.model_files import assemble_default_model
-from rag.ordinary_words import NO_ORDINARY_WORDS
-from rag.partitions import RebalanceReport, rebalance
-from rag.rank import RRF_K, ScopeHints
-from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
-from rag.runbook_sections import (
-    MAX_SECTIONS,
-    RunbookSection,
-    RunbookView,
-    gold_in_card,
-    load_runbook,
-    runbook_of,
-    section_heading,
-)
+from rag.retrieval.evidence import Evidence, Excerpt
+from rag.retrieval.rank import RRF_K, ScopeHints
+from rag.retrieval.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
-from rag.source_reader import (
+from rag.sources.confluence.source import ConfluenceReader, confluence_reader
+from rag.sources.git.cli import GitCredential, remote_default_branch
+from rag.sources.git.source import GitReader, GitSourceSettings
+from rag.sources.reader import (
     ItemProblem,
     SourceDocument,
     SourceListing,
@@ -64,7 +72,7 @@ from rag.source_reader import (
     SourceRead,
     SourceReader,
 )
-from rag.source_rows import (
+from rag.sources.rows import (
     SourceRow,
     add_source,
     claim_failure_report,
@@ -72,19 +80,10 @@ from rag.source_rows import (
     list_sources,
     record_failed,
 )
-from rag.source_sync import SyncReport, remove_source, sync_source
-from rag.sources import discover_tenants, list_runbook_files, parse_source, read_text
-from rag.staleness import age_in_days
-from rag.state_changes import (
-    CHANGES_STATE,
-    STATE_CHANGES,
-    AnswerStep,
-    StateChange,
-    answer_steps,
-    code_changes_state,
-    state_changes_in,
-)
-from rag.store import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
+from rag.sources.sync import remove_source, sync_source
+from rag.sources.sync_report import SyncReport
+from rag.store.connection import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
+from rag.store.partitions import RebalanceReport, rebalance
 from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,

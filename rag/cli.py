@@ -18,13 +18,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag.answers import ask_result_json
-from rag.embedded_server import embedded_server_status, stop_embedded_server
+from rag.answering.answers import ask_result_json
 from rag.errors import ConfigurationError, RunbookError
-from rag.evaluate import evaluate, load_golden
-from rag.partitions import rebalance
+from rag.evaluation.evaluate import evaluate, load_golden
 from rag.runtime import open_runtime, open_store
 from rag.settings import Settings
+from rag.store.embedded_server import embedded_server_status, stop_embedded_server
+from rag.store.partitions import rebalance
 from rag.textout import format_ask_result, format_ingest_report, format_rebalance_report
 from rag.workspaces import (
     add_workspace,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag.evaluate import load_golden
+from rag.evaluation.evaluate import load_golden
 from rag.runtime import open_runtime
 from rag.settings import Settings
 from rag.textout import format_ask_result, format_ingest_report

@@ -7,13 +7,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.answerers import build_answerer
-from rag.embedding import FastEmbedder
-from rag.ingest import IngestLimits, IngestReport, ingest_path
+from rag.answering.answerers import build_answerer
+from rag.embedding.embedder import FastEmbedder
+from rag.ingest.pipeline import IngestLimits, IngestReport, ingest_path
 from rag.progress import ProgressBar
 from rag.service import RagService
 from rag.settings import Settings
-from rag.store import Store
+from rag.store.connection import Store
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from typing import TypeVar
 
 import psycopg
 
-from rag.alerts import Alert, parse_alert
-from rag.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
-from rag.catalog import CatalogCache
-from rag.context import build_context
-from rag.embedding import Embedder, Vectors
+from rag.answering.answers import Answerer, AskResult, AskStatus, Citation, DroppedCitation
+from rag.answering.context import build_context
+from rag.answering.runbook_sections import RunbookCache
+from rag.answering.verified_draft import draft_verified
+from rag.embedding.embedder import Embedder, Vectors
 from rag.errors import (
     AnswerProviderError,
     ModelMismatchError,
@@ -26,23 +26,22 @@ from rag.errors import (
     RunbookError,
     StoreError,
 )
-from rag.escalation import owner_line, owner_to_contact
-from rag.evidence import Evidence
-from rag.gate import Gate, GateModel, GateQuery, decide
+from rag.gate.decision import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
-from rag.name_vocabulary import uses_name
-from rag.query_noise import without_noise
-from rag.query_vectors import QueryVectors
-from rag.rank import ScopeHints
-from rag.ranker import RankModel
-from rag.reading_order import in_reading_order
-from rag.retrieve import Candidates, search
-from rag.runbook_sections import RunbookCache
+from rag.retrieval.alerts import Alert, parse_alert
+from rag.retrieval.catalog import CatalogCache
+from rag.retrieval.escalation import owner_line, owner_to_contact
+from rag.retrieval.evidence import Evidence
+from rag.retrieval.name_vocabulary import uses_name
+from rag.retrieval.query_noise import without_noise
+from rag.retrieval.query_vectors import QueryVectors
+from rag.retrieval.rank import ScopeHints
+from rag.retrieval.ranker import RankModel
+from rag.retrieval.retrieve import Candidates, search
+from rag.retrieval.terms import without_references
 from rag.settings import Settings
-from rag.store import Store
-from rag.terms import without_references
+from rag.store.connection import Store
 from rag.trace import TraceRecord, write_trace
-from rag.verify import verify_draft
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ class Retrieval:
     gate: Gate
     hints: ScopeHints
     fallback_reason: str | None
-    # What the gate read besides the candidates (``rag.gate_fit`` refits on the same).
+    # What the gate read besides the candidates (``rag.evaluation.gate_fit`` refits on the same).
     asked: GateQuery
     timings_ms: dict[str, float] = field(default_factory=dict)
     embedding: Vectors | None = None
@@ -176,9 +175,9 @@ class RagService:
             # A runbook named in another spelling (``kube-pod-crash-looping`` fires,
             # ``KubePodCrashLooping.md`` answers) or linked by ``runbook_url`` is named exactly.
             alert = replace(alert, runbook=catalog.runbook_named(alert.name, alert.runbook_url))
-        # Hosts, addresses, pod hashes and urgency words say where it fired and how stressed the
-        # asker is, never which runbook applies (``rag.query_noise``); the question as asked
-        # is what the answer shows and the trace keeps.
+        # Hosts, addresses, pod hashes and urgency words say where it fired and how stressed
+        # the asker is, never which runbook applies (``rag.retrieval.query_noise``); the
+        # question as asked is what the answer shows and the trace keeps.
         query = alert.search_text() if alert else without_noise(without_references(question))
         hints = catalog.hints_in(
             query,
@@ -267,52 +266,19 @@ class RagService:
             max_chars=self.settings.context_max_chars,
         )
         started = time.perf_counter()
-        draft = await self.answerer.answer(question, context.excerpts)
-        verification = verify_draft(draft, context.excerpts)
-        dropped = list(verification.dropped)
-        input_tokens, output_tokens = draft.input_tokens, draft.output_tokens
-        # Any dropped citation gets the one corrective retry, even when others survived.
-        if draft.status == "answered" and (verification.dropped or not verification.ok):
-            draft = await self.answerer.answer(
-                question, context.excerpts, correction="\n".join(verification.problems)
-            )
-            verification = verify_draft(draft, context.excerpts)
-            dropped.extend(verification.dropped)
-            input_tokens += draft.input_tokens
-            output_tokens += draft.output_tokens
+        verified = await draft_verified(self.answerer, question, context.excerpts)
         retrieval.timings_ms["answer"] = _ms_since(started)
-        self.metrics.citations_dropped.inc(len(dropped))
-        usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
-        if draft.status == "not_in_sources":
-            return self._result(
-                tenant,
-                service,
-                retrieval,
-                "abstained",
-                "not_in_sources",
-                provider=draft.provider,
-                dropped=dropped,
-                usage=usage,
+        self.metrics.citations_dropped.inc(len(verified.dropped))
+        if verified.ungrounded:
+            raise AnswerProviderError(
+                "answer_provider_ungrounded_response",
+                "the answer provider answered without citing any excerpt",
+                retryable=True,
             )
-        if not verification.ok:
-            if not draft.citations:
-                raise AnswerProviderError(
-                    "answer_provider_ungrounded_response",
-                    "the answer provider answered without citing any excerpt",
-                    retryable=True,
-                )
-            return self._result(
-                tenant,
-                service,
-                retrieval,
-                "abstained",
-                "unverifiable_citations",
-                provider=draft.provider,
-                dropped=dropped,
-                usage=usage,
-            )
-        answer, citations = in_reading_order(verification.text, verification.citations)
-        contact = owner_to_contact(question, citations[0].evidence) if citations else None
+        answer = verified.answer
+        contact = None
+        if verified.status == "answered" and verified.citations:
+            contact = owner_to_contact(question, verified.citations[0].evidence)
         if contact is not None:
             # Not a runbook's words, so not a claim to verify: the store's owner, labelled.
             answer = f"{answer}\n{owner_line(contact)}"
@@ -320,13 +286,13 @@ class RagService:
             tenant,
             service,
             retrieval,
-            "answered",
-            None,
-            provider=draft.provider,
+            verified.status,
+            verified.reason,
+            provider=verified.provider,
             answer=answer,
-            citations=citations,
-            dropped=dropped,
-            usage=usage,
+            citations=verified.citations,
+            dropped=list(verified.dropped),
+            usage=verified.usage,
         )
         return replace(result, owner_contact=contact)
 

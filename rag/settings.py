@@ -72,8 +72,8 @@ class Settings(BaseSettings):
     exact_search_max_chunks: int = Field(default=20_000, ge=0)
     # Answer quality (issue 11): a service-scoped search reruns unscoped below min_cosine; the
     # gate answers when its calibrated probability is at least answer_threshold (None: the
-    # operating point stored with the model); gate_model_path replaces rag/gate_model.json and
-    # rank_model_path rag/rank_model.json (to compare refits without code).
+    # operating point stored with the model); gate_model_path replaces rag/gate/gate_model.json and
+    # rank_model_path rag/retrieval/rank_model.json (to compare refits without code).
     min_cosine: float = Field(default=0.30, ge=-1.0, le=1.0)
     answer_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     gate_model_path: Path | None = None
@@ -176,7 +176,8 @@ class Settings(BaseSettings):
     host: str = "0.0.0.0"
     port: int = Field(default=3000, ge=1, le=65535)
 
-    # Durable work queue (bot/core/jobs.py): every accepted question survives a crashed replica.
+    # Durable work queue (bot/core/jobs/queue.py): every accepted question survives a crashed
+    # replica.
     job_deadline_s: float = Field(default=300.0, gt=0)
     job_max_attempts: int = Field(default=5, ge=1, le=50)
     job_lease_s: float = Field(default=30.0, ge=1.0)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from rag.answers import AskResult, Citation
-from rag.ingest import IngestReport
-from rag.partitions import RebalanceReport
+from rag.answering.answers import AskResult, Citation
+from rag.ingest.pipeline import IngestReport
+from rag.store.partitions import RebalanceReport
 
 
 def format_ingest_report(report: IngestReport) -> str:

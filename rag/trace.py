@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from rag.answers import AskResult
-from rag.retrieve import Candidates
-from rag.store import Store
+from rag.answering.answers import AskResult
+from rag.retrieval.retrieve import Candidates
+from rag.store.connection import Store
 
 _INSERT = """
 INSERT INTO retrieval_traces (tenant_id, trace_id, status, reason_code, fallback_reason, service,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from psycopg.rows import class_row
 
 from rag.errors import ConfigurationError, UnknownTenantError
-from rag.sources import validate_tenant
-from rag.store import Store
+from rag.ingest.files import validate_tenant
+from rag.store.connection import Store
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from rag import (
     ingest_limits,
     ingest_path,
 )
-from rag.answerers import ExtractiveAnswerer
+from rag.answering.answerers import ExtractiveAnswerer
 from tests import credentials
 from tests.log_guard import LogGuard
 from tests.session_servers import stop_servers_of_session, tag_this_session

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.core.answer_facts import record_answer_facts
-from bot.core.answers_store import AnswerStore, Placement
+from bot.core.answers.facts import record_answer_facts
+from bot.core.answers.store import AnswerStore, Placement
 from rag import AskResult, Citation, Embedder, Evidence, Store
 
 PLACEMENT = Placement(

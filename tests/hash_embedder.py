@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rag.embedding import Vectors
-from rag.ordinary_words import NO_ORDINARY_WORDS
+from rag.embedding.embedder import Vectors
+from rag.embedding.ordinary_words import NO_ORDINARY_WORDS
 
 
 class HashEmbedder:

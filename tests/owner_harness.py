@@ -16,11 +16,11 @@ from typing import Any
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.owner_queue import FlushReport, flush_owner_notes
+from bot.core.owners.queue import FlushReport, flush_owner_notes
 from bot.core.tasks import BackgroundTasks
 from bot.slack.owner_messages import SlackOwnerMessenger
 from rag import Embedder, RagService, Settings, Store, add_workspace, ingest_limits, ingest_path
-from rag.answerers import ExtractiveAnswerer
+from rag.answering.answerers import ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
 from tests.slack_harness import served_app

@@ -11,7 +11,7 @@ import os
 import uuid
 from pathlib import Path
 
-from rag.embedded_server import stop_embedded_server
+from rag.store.embedded_server import stop_embedded_server
 
 SESSION_TAG = "RUNBOOK_TEST_SESSION"
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.server import build_internal_app, build_web_app, serving, working

@@ -18,9 +18,9 @@ from typing import Any
 import aiohttp
 from pydantic import SecretStr
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
 from bot.server import build_web_app, serving, working
 from bot.teams.app import TeamsApp, build_teams_app

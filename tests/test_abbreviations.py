@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag.abbreviations import expansions
-from rag.compounds import other_spellings
-from rag.retrieve import searched_text
+from rag.retrieval.abbreviations import expansions
+from rag.retrieval.compounds import other_spellings
+from rag.retrieval.retrieve import searched_text
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.slack.alert_classifier import classify_alert
-from bot.slack.followups import reads_as_question_to_bot
+from bot.slack.listeners.followups import reads_as_question_to_bot
 from tests.test_slack_alerts import ALERTMANAGER, DATADOG, PAGERDUTY
 
 GRAFANA_LEGACY = {"text": "", "attachments": [{"title": "[Alerting] API latency p95", "text": ""}]}

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot.slack.alerts import fit_question, read_message
-from rag.alerts import parse_alert
+from rag.retrieval.alerts import parse_alert
 from tests.test_alert_classifier import GRAFANA_LEGACY, OPSGENIE, PAGERDUTY_BLOCKS
 from tests.test_slack_alerts import ALERTMANAGER, DATADOG, PAGERDUTY
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from psycopg.types.json import Jsonb
 
-from bot.core.answers_store import AnswerStore, Placement, StoredAnswer
+from bot.core.answers.store import AnswerStore, Placement, StoredAnswer
 from bot.slack.answering import render_stored
 from rag import (
     FastEmbedder,

@@ -13,11 +13,11 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from rag import Draft, Excerpt, FastEmbedder, IngestReport, RagService, Settings, Store
-from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_anthropic_client
-from rag.context import build_context
+from rag.answering.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_anthropic_client
+from rag.answering.context import build_context
+from rag.answering.markers import find_markers, marker_numbers
 from rag.errors import ConfigurationError
-from rag.markers import find_markers, marker_numbers
-from rag.ranker import RankModel, shipped_model
+from rag.retrieval.ranker import RankModel, shipped_model
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, empty, error, garbage, tool_answer
 
@@ -404,7 +404,7 @@ def test_rank_model_path_replaces_the_shipped_ranking_model(
     store: Store, embedder: FastEmbedder, settings: Settings, tmp_path: Path
 ) -> None:
     """Issue 26's refit comparison needed a wrapper; RUNBOOK_RANK_MODEL_PATH now names the file."""
-    refit = json.loads(Path("rag/rank_model.json").read_text(encoding="utf-8"))
+    refit = json.loads(Path("rag/retrieval/rank_model.json").read_text(encoding="utf-8"))
     refit["weights"] = {name: 2 * weight for name, weight in refit["weights"].items()}
     path = tmp_path / "rank.json"
     path.write_text(json.dumps(refit), encoding="utf-8")

@@ -20,8 +20,8 @@ from bot.slack.blocks import (
     render_searching,
     render_usage,
 )
-from rag.answers import AskResult, Citation
-from rag.evidence import Evidence
+from rag.answering.answers import AskResult, Citation
+from rag.retrieval.evidence import Evidence
 
 ANSWER_ID = "7d5c1f1e-5b8e-4f0e-9d5e-2f4a3c1b0a99"
 MENTIONS = ("<!channel>", "<!here>", "<@U123>", "<#C123>", "<!subteam^S1>", "<http://evil|click>")

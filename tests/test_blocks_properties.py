@@ -14,8 +14,8 @@ from bot.slack.blocks import (
     render_result,
 )
 from bot.slack.blocks.text import ELLIPSIS, clean, clip, split_chunks
-from rag.answers import AskResult, Citation
-from rag.evidence import Evidence
+from rag.answering.answers import AskResult, Citation
+from rag.retrieval.evidence import Evidence
 from tests.test_blocks import assert_valid, evidence, mrkdwn_texts, objects_of_type, result, utf16
 
 HOSTILE = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from bot.core.channel_settings import ChannelSettings, channel_settings
+from bot.core.alerts.channel_settings import ChannelSettings, channel_settings
 from rag import Store, add_workspace
 from tests.test_slack_cli import runbook
 

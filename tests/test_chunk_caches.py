@@ -3,9 +3,9 @@ same runbook sections come back for question after question."""
 
 from __future__ import annotations
 
-from rag.answerers._passages import cut_units
-from rag.cited_chunks import locate_quote
-from rag.terms import question_terms, term_set
+from rag.answering.answerers._passages import cut_units
+from rag.answering.cited_chunks import locate_quote
+from rag.retrieval.terms import question_terms, term_set
 
 CHUNK = (
     "## Failover\n\nPromote the replica with `pg_ctl promote`.\n\n"

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from rag.chunking import MIN_CHUNK_CHARS, chunk_runbook
 from rag.errors import RunbookFormatError
-from rag.markdown import parse_runbook
-from rag.runbook import ChunkDraft, Frontmatter, ParsedRunbook, Section
+from rag.formats.markdown import parse_runbook
+from rag.formats.runbook import ChunkDraft, Frontmatter, ParsedRunbook, Section
+from rag.ingest.chunking import MIN_CHUNK_CHARS, chunk_runbook
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 COLLECTIONS = ("prometheus-operator-runbooks", "openshift-runbooks", "gitlab-com-runbooks")

@@ -8,13 +8,13 @@ import anthropic
 import pytest
 import pytest_asyncio
 
-from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_answerer
-from rag.answerers.claude import MAX_TOKENS, build_anthropic_client
-from rag.answers import Draft, DraftCitation
+from rag.answering.answerers import ClaudeAnswerer, ExtractiveAnswerer, build_answerer
+from rag.answering.answerers.claude import MAX_TOKENS, build_anthropic_client
+from rag.answering.answers import Draft, DraftCitation
+from rag.answering.verify import verify_draft
 from rag.errors import AnswerProviderError
-from rag.evidence import Evidence, Excerpt
+from rag.retrieval.evidence import Evidence, Excerpt
 from rag.settings import Settings
-from rag.verify import verify_draft
 from tests import credentials
 from tests.fakes.anthropic_api import (
     Behaviour,

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.core.owners import set_default_owner
+from bot.core.owners.runbook_owners import set_default_owner
 from rag import FastEmbedder, IngestReport, Settings, Store, ingest_limits, ingest_path
 from tests.test_slack_cli import REPO, runbook
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.compounds import other_spellings
-from rag.retrieve import searched_text
+from rag.retrieval.compounds import other_spellings
+from rag.retrieval.retrieve import searched_text
 
 
 @pytest.mark.parametrize(

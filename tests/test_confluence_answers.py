@@ -14,8 +14,13 @@ import aiohttp
 import pytest
 
 from rag import FastEmbedder, RagService, Settings, Store, ingest_limits
-from rag.answerers import ExtractiveAnswerer
-from rag.confluence import (
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.errors import EmptyRunbookError
+from rag.ingest.embed import embedded_groups, prepare_document
+from rag.ingest.files import SourceFile
+from rag.ingest.report import IngestReport
+from rag.ingest.write import ensure_tenant, write_version
+from rag.sources.confluence.client import (
     ConfluencePage,
     ConfluenceSpace,
     confluence_document_id,
@@ -23,11 +28,6 @@ from rag.confluence import (
     list_pages,
     page_runbook,
 )
-from rag.errors import EmptyRunbookError
-from rag.ingest_embed import embedded_groups, prepare_document
-from rag.ingest_report import IngestReport
-from rag.ingest_write import ensure_tenant, write_version
-from rag.sources import SourceFile
 from tests.fakes.confluence import SECRETS, ConfluenceFake, listed_pages, running_fake
 from tests.log_guard import LogGuard
 

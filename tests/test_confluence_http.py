@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from rag.confluence import (
+from rag.sources.confluence.client import (
     ConfluenceAuth,
     ConfluenceResponseError,
     ConfluenceSpace,
@@ -24,7 +24,7 @@ from rag.confluence import (
     RetryPolicy,
     list_pages,
 )
-from rag.confluence_http import ConfluenceConnection
+from rag.sources.confluence.http import ConfluenceConnection
 from tests.fakes.loopback import serve_on_loopback
 from tests.log_guard import LogGuard
 

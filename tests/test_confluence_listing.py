@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from rag.confluence import (
+from rag.sources.confluence.client import (
     ConfluenceAuth,
     ConfluenceAuthError,
     ConfluenceNotFoundError,

@@ -14,7 +14,8 @@ import pytest
 import pytest_asyncio
 from pydantic import ValidationError
 
-from rag.confluence import (
+from rag.errors import ConfigurationError, EmptyRunbookError, RunbookFormatError
+from rag.sources.confluence.client import (
     ConfluenceAuth,
     ConfluenceFlavour,
     ConfluenceNotFoundError,
@@ -25,7 +26,6 @@ from rag.confluence import (
     fetch_pages,
     page_runbook,
 )
-from rag.errors import ConfigurationError, EmptyRunbookError, RunbookFormatError
 from tests.fakes.confluence import (
     API_TOKEN,
     PAT,

@@ -20,15 +20,15 @@ from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import Job, JobQueue, JobRequest
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import Job, JobQueue, JobRequest
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.tasks import BackgroundTasks
 from bot.server import working
 from rag import RagService, Settings, Store, add_workspace, ingest_limits, ingest_path
-from rag.answerers import ExtractiveAnswerer
-from rag.embedding import Vectors
-from rag.query_vectors import QueryVectors
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.embedding.embedder import Vectors
+from rag.retrieval.query_vectors import QueryVectors
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
 from tests.hash_embedder import HashEmbedder

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from rag.cli import main
-from rag.embedded_server import embedded_server_status, stop_embedded_server
-from rag.store import start_embedded_server
+from rag.store.connection import start_embedded_server
+from rag.store.embedded_server import embedded_server_status, stop_embedded_server
 
 
 def alive(pid: int) -> bool:

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag import FastEmbedder, Settings
-from rag.embed_batches import token_budget_batches
-from rag.native_heap import fix_mmap_threshold
+from rag.embedding.batches import token_budget_batches
+from rag.embedding.native_heap import fix_mmap_threshold
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def test_batched_vectors_equal_each_text_embedded_alone_in_input_order(
 def test_full_input_keeps_the_model_id_the_shipped_gate_was_fitted_for(
     embedder: FastEmbedder,
 ) -> None:
-    gate = json.loads((REPO / "rag" / "gate_model.json").read_text(encoding="utf-8"))
+    gate = json.loads((REPO / "rag" / "gate" / "gate_model.json").read_text(encoding="utf-8"))
     assert embedder.model_id == gate["embedding_model"]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from rag import RagService
 from rag.errors import ConfigurationError
-from rag.evaluate import evaluate, load_golden
+from rag.evaluation.evaluate import evaluate, load_golden
 from tests.conftest import GOLDEN
 
 # Just under the figures measured on 2026-12-01 with the fitted gate and ranking and its section

@@ -18,8 +18,8 @@ import pytest
 import pytest_asyncio
 
 from rag import FastEmbedder, IngestReport, RagService, Settings, Store, ingest_limits, ingest_path
-from rag.answerers._passages import cut_passages
-from rag.evaluate import GoldenQuestion, evaluate, load_golden
+from rag.answering.answerers._passages import cut_passages
+from rag.evaluation.evaluate import GoldenQuestion, evaluate, load_golden
 from tests.conftest import GOLDEN, REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("demo_corpus", "prom_collection")]

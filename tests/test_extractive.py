@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rag.answerers import ExtractiveAnswerer
-from rag.answerers.extractive import MAX_ALSO_SEE, MAX_LEAD_LINES
-from rag.evidence import Evidence, Excerpt
-from rag.terms import question_terms
-from rag.verify import normalize_quote, verify_draft
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.answering.answerers.extractive import MAX_ALSO_SEE, MAX_LEAD_LINES
+from rag.answering.verify import normalize_quote, verify_draft
+from rag.retrieval.evidence import Evidence, Excerpt
+from rag.retrieval.terms import question_terms
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -238,7 +238,7 @@ def test_identical_output_across_processes_with_different_hash_seeds() -> None:
     script = (
         "import asyncio, json, sys\n"
         "from dataclasses import asdict\n"
-        "from rag.answerers.extractive import ExtractiveAnswerer\n"
+        "from rag.answering.answerers.extractive import ExtractiveAnswerer\n"
         "from tests.test_extractive import EXCERPTS\n"
         "draft = asyncio.run(ExtractiveAnswerer().answer(sys.argv[1], EXCERPTS))\n"
         "print(json.dumps(asdict(draft)))\n"

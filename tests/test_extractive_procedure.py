@@ -5,11 +5,11 @@ ingest chunks them."""
 
 from __future__ import annotations
 
-from rag.answerers import ExtractiveAnswerer
-from rag.answerers.extractive import MAX_ALSO_SEE
-from rag.answers import Draft
-from rag.evidence import Excerpt
-from rag.verify import verify_draft
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.answering.answerers.extractive import MAX_ALSO_SEE
+from rag.answering.answers import Draft
+from rag.answering.verify import verify_draft
+from rag.retrieval.evidence import Excerpt
 from tests.test_extractive_sections import in_runbook, section
 
 KAFKA = "messaging/kafka-consumer-lag"

@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from rag import format_ask_result
-from rag.answerers import ExtractiveAnswerer
-from rag.answers import AskResult, Citation
-from rag.evidence import Excerpt
-from rag.verify import find_markers, normalize_quote, verify_draft
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.answering.answers import AskResult, Citation
+from rag.answering.verify import find_markers, normalize_quote, verify_draft
+from rag.retrieval.evidence import Excerpt
 from tests.test_extractive import excerpt
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "acme"

@@ -22,9 +22,9 @@ from rag import (
     ingest_limits,
     ingest_path,
 )
-from rag.answerers import ExtractiveAnswerer
-from rag.embedding import Vectors
-from rag.ordinary_words import NO_ORDINARY_WORDS
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.embedding.embedder import Vectors
+from rag.embedding.ordinary_words import NO_ORDINARY_WORDS
 from tests.hash_embedder import HashEmbedder
 
 RUNBOOK = "# Disk pressure\n\n## Mitigation\nDrain the node and clear old container images.\n"

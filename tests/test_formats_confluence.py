@@ -17,7 +17,7 @@ import pytest
 
 from rag.errors import EmptyRunbookError
 from rag.formats import parse_confluence_storage
-from rag.runbook import ParsedRunbook
+from rag.formats.runbook import ParsedRunbook
 
 FAKE = Path(__file__).resolve().parents[2] / "shared" / "probes" / "confluence_fake.py"
 # The fake's default Cloud credentials (its docstring).

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from rag.chunking import chunk_runbook
 from rag.errors import EmptyRunbookError, RunbookFormatError
 from rag.formats import RUNBOOK_SUFFIXES, parse_document
-from rag.markdown import parse_runbook
-from rag.runbook import ParsedRunbook
+from rag.formats.markdown import parse_runbook
+from rag.formats.runbook import ParsedRunbook
+from rag.ingest.chunking import chunk_runbook
 
 
 def html(text: str, *, fallback_title: str = "fallback") -> ParsedRunbook:

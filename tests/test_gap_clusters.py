@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from bot.core.gap_clusters import cluster, mean_similarity, unit_rows
+from bot.core.gaps.clusters import cluster, mean_similarity, unit_rows
 
 
 def _at(degrees: float) -> list[float]:

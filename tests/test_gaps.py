@@ -13,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 from html import escape
 from pathlib import Path
 
-from bot.core.answers_store import AnswerStore
-from bot.core.feedback_reasons import record_reason
-from bot.core.gap_thresholds import load_gap_thresholds
-from bot.core.gaps import Gap, GapReport, gap_report
-from bot.core.gaps_html import render_gap_html
-from bot.core.owners import map_owner, set_default_owner
+from bot.core.answers.store import AnswerStore
+from bot.core.gaps.html import render_gap_html
+from bot.core.gaps.report import Gap, GapReport, gap_report
+from bot.core.gaps.thresholds import load_gap_thresholds
+from bot.core.owners.feedback_reasons import record_reason
+from bot.core.owners.runbook_owners import map_owner, set_default_owner
 from rag import FastEmbedder, Settings, Store, add_workspace, ingest_limits, ingest_path
 from tests import credentials
 from tests.fakes.slack_api import FakeSlack

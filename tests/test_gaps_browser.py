@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageStat
 
-from bot.core.feedback_reasons import record_reason
-from bot.core.owners import set_default_owner
+from bot.core.owners.feedback_reasons import record_reason
+from bot.core.owners.runbook_owners import set_default_owner
 from rag import FastEmbedder, Settings, Store, add_workspace
 from tests.gap_fixtures import evidence, plant
 from tests.test_gaps import CERTIFICATES, ELASTICSEARCH, LUNCH, REPO, runbook_cli

@@ -11,9 +11,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.core.gaps import GapReport, gap_report
-from bot.core.gaps_html import render_gap_html
-from bot.core.owners import map_owner, set_default_owner
+from bot.core.gaps.html import render_gap_html
+from bot.core.gaps.report import GapReport, gap_report
+from bot.core.owners.runbook_owners import map_owner, set_default_owner
 from rag import FastEmbedder, Settings, Store
 from tests.fakes.slack_api import BOT_USER_ID, SlackCall
 from tests.owner_harness import CHANNEL, OwnerHarness, feedback_value, owner_harness

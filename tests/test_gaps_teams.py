@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.core.gaps import gap_report
+from bot.core.gaps.report import gap_report
 from bot.teams.tenancy import add_teams_tenant
 from rag import FastEmbedder, RagService, Settings, Store, ingest_limits, ingest_path
 from tests.adaptive_cards import card_of

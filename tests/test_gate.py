@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rag import FastEmbedder, RagService, Settings, Store
-from rag.answerers import ExtractiveAnswerer
-from rag.gate import FEATURES, GateModel
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.gate.decision import FEATURES, GateModel
 
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag import RagService, Store
-from rag.name_vocabulary import uses_name
+from rag.retrieval.name_vocabulary import uses_name
 
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 

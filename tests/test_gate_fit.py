@@ -1,4 +1,5 @@
-"""``rag.gate_fit``: the refit sees what the service decides on, and says how it generalises."""
+"""``rag.evaluation.gate_fit``: the refit sees what the service decides on, and says how it
+generalises."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import numpy as np
 import pytest
 
 from rag import RagService
-from rag.evaluate import GoldenQuestion, load_golden
-from rag.gate import GateModel
-from rag.gate_fit import gate_model, leave_one_tenant_out, observe
+from rag.evaluation.evaluate import GoldenQuestion, load_golden
+from rag.evaluation.gate_fit import gate_model, leave_one_tenant_out, observe
+from rag.gate.decision import GateModel
 from tests.conftest import GOLDEN
 
 RUNBOOK_URL_POST = (

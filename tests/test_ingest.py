@@ -14,7 +14,7 @@ from rag import (
     ingest_limits,
     ingest_path,
 )
-from rag.retrieve import ScopeHints, search
+from rag.retrieval.retrieve import ScopeHints, search
 from tests.hash_embedder import HashEmbedder
 
 FAILOVER = """---
@@ -242,7 +242,7 @@ async def test_asking_with_another_model_than_the_stored_one_is_a_clear_error(
     tmp_path: Path,
 ) -> None:
     from rag import RagService
-    from rag.answerers import ExtractiveAnswerer
+    from rag.answering.answerers import ExtractiveAnswerer
 
     write(tmp_path, "tls/certs.md", CERTS)
     await ingest_path(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rag import FastEmbedder, RagService, Settings, Store, ingest_limits, ingest_path
-from rag.answerers import ExtractiveAnswerer
-from rag.sources import path_document_id, scan_folder
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.ingest.files import path_document_id, scan_folder
 
 MARKDOWN = """\
 # Disk full on a build agent

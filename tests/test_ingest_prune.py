@@ -19,7 +19,7 @@ from rag import (
     ingest_path,
 )
 from rag.cli import main
-from rag.embedding import Vectors
+from rag.embedding.embedder import Vectors
 from tests.hash_embedder import HashEmbedder
 
 TOPICS = ("disk", "memory", "network", "certificates")

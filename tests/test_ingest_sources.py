@@ -111,7 +111,7 @@ async def test_a_symlinked_tenant_folder_is_skipped(
 
 def test_a_file_resolving_outside_the_tenant_folder_is_refused(tmp_path: Path) -> None:
     from rag.errors import IngestFileError
-    from rag.sources import read_runbook_file
+    from rag.ingest.files import read_runbook_file
 
     root = tmp_path / "runbooks"
     root.mkdir()

@@ -12,9 +12,9 @@ from contextlib import asynccontextmanager
 import pytest_asyncio
 from prometheus_client import CollectorRegistry
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import Job, JobQueue, JobRequest, JobTenant
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import Job, JobQueue, JobRequest, JobTenant
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.tasks import BackgroundTasks
 from bot.server import working
 from rag import Settings, Store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.terms import keyword_text, without_references
+from rag.retrieval.terms import keyword_text, without_references
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ import textwrap
 import pytest
 
 from rag.errors import RunbookFormatError
-from rag.markdown import parse_runbook
-from rag.runbook import ParsedRunbook
+from rag.formats.markdown import parse_runbook
+from rag.formats.runbook import ParsedRunbook
 
 
 def parse(text: str, *, fallback_title: str = "fallback") -> ParsedRunbook:

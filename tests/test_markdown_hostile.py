@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag.errors import RunbookFormatError
-from rag.markdown import parse_runbook
-from rag.noise import strip_noise
+from rag.formats.markdown import parse_runbook
+from rag.formats.noise import strip_noise
 
 MB = 1_000_000
 # The quadratic regex took 4.8 s for 112 KB of unclosed `<!--`, so minutes for 1 MB (the

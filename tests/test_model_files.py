@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from rag import ModelFileError
-from rag.model_files import DEFAULT_MODEL_FILES, assemble_default_model, verify_model_file
+from rag.embedding.model_files import DEFAULT_MODEL_FILES, assemble_default_model, verify_model_file
 
 
 def test_default_model_folder_is_assembled_from_installed_packages(tmp_path: Path) -> None:

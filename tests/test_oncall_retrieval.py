@@ -4,15 +4,15 @@ product the tenant never names abstains before any model."""
 
 from __future__ import annotations
 
-from rag.catalog import TenantCatalog
-from rag.escalation import asks_escalation, owner_line, owner_to_contact
-from rag.evidence import Evidence
-from rag.foreign_subjects import foreign_subjects
-from rag.gate import FEATURES, GateModel, GateQuery, decide
-from rag.rank import ScopeHints
-from rag.ranker import document_first, fuse
-from rag.retrieve import Candidates
-from rag.runbook_names import RunbookNames
+from rag.gate.decision import FEATURES, GateModel, GateQuery, decide
+from rag.gate.foreign_subjects import foreign_subjects
+from rag.retrieval.catalog import TenantCatalog
+from rag.retrieval.escalation import asks_escalation, owner_line, owner_to_contact
+from rag.retrieval.evidence import Evidence
+from rag.retrieval.rank import ScopeHints
+from rag.retrieval.ranker import document_first, fuse
+from rag.retrieval.retrieve import Candidates
+from rag.retrieval.runbook_names import RunbookNames
 
 RUNBOOKS = (
     "kubernetes/KubePodCrashLooping",
@@ -196,7 +196,11 @@ def test_the_gate_abstains_on_a_product_the_tenant_never_names_whatever_it_score
         chunk(i, "docs/patroni/patroni-management", "Failover", vector=i, keyword=i, cosine=0.9)
         for i in range(1, 6)
     )
-    words = {"replica": ("replica",), "primari": ("primary",), "failov": ("failover",)}
+    words: dict[str, tuple[str, ...]] = {
+        "replica": ("replica",),
+        "primari": ("primary",),
+        "failov": ("failover",),
+    }
     covered = Candidates(
         evidence=evidence,
         vector_hits=5,

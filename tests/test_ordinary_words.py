@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag import FastEmbedder
-from rag.ordinary_words import NO_ORDINARY_WORDS
+from rag.embedding.ordinary_words import NO_ORDINARY_WORDS
 
 
 @pytest.mark.parametrize(

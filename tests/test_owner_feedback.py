@@ -6,8 +6,8 @@ import asyncio
 import uuid
 from pathlib import Path
 
-from bot.core.owner_queue import flush_owner_notes
-from bot.core.owners import map_owner, set_default_owner
+from bot.core.owners.queue import flush_owner_notes
+from bot.core.owners.runbook_owners import map_owner, set_default_owner
 from bot.core.upkeep import upkeep_running
 from bot.slack.owner_messages import SlackOwnerMessenger
 from rag import FastEmbedder, Settings, Store

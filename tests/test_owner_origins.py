@@ -14,14 +14,14 @@ from pydantic import SecretStr
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.feedback_reasons import record_reason
-from bot.core.owner_queue import (
+from bot.core.owners.feedback_reasons import record_reason
+from bot.core.owners.queue import (
     CitedQuote,
     OwnerMessenger,
     flush_owner_notes,
     queue_owner_notes,
 )
-from bot.core.owners import Surface, set_default_owner
+from bot.core.owners.runbook_owners import Surface, set_default_owner
 from bot.core.token_cipher import TokenCipher
 from bot.slack.oauth_stores import PostgresInstallationStore
 from bot.slack.owner_messages import SlackOwnerMessenger

@@ -19,7 +19,7 @@ from rag import (
     ingest_limits,
     ingest_path,
 )
-from rag.evidence import Excerpt
+from rag.retrieval.evidence import Excerpt
 
 RUNBOOK = """# Payments gateway failover
 

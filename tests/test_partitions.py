@@ -21,8 +21,8 @@ from rag import (
     ingest_path,
     rebalance,
 )
-from rag.catalog import CatalogCache
-from rag.retrieve import Candidates, ScopeHints, search
+from rag.retrieval.catalog import CatalogCache
+from rag.retrieval.retrieve import Candidates, ScopeHints, search
 from tests.hash_embedder import HashEmbedder
 
 EMBEDDER = HashEmbedder(dim=16)

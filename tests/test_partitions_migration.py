@@ -11,7 +11,7 @@ import pytest_asyncio
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import TupleRow
 
-from rag.migrations import apply_migrations, load_migrations
+from rag.store.migrations import apply_migrations, load_migrations
 
 SCHEMA_MIGRATIONS = """
 CREATE TABLE schema_migrations (

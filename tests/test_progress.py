@@ -95,7 +95,7 @@ async def test_a_new_embedding_model_re_embeds_the_store_once_and_says_so(
     old, new = HashEmbedder(model_id="test/old"), HashEmbedder(model_id="test/new")
     await ingest_path(store, old, tmp_path, tenant=unique_tenant, prune=False, limits=limits)
 
-    with caplog.at_level(logging.WARNING, logger="rag.ingest"):
+    with caplog.at_level(logging.WARNING, logger="rag.ingest.pipeline"):
         changed = await ingest_path(
             store, new, tmp_path, tenant=unique_tenant, prune=False, limits=limits
         )
@@ -107,7 +107,7 @@ async def test_a_new_embedding_model_re_embeds_the_store_once_and_says_so(
     messages = [
         r.getMessage()
         for r in caplog.records
-        if r.name == "rag.ingest" and r.levelno >= logging.WARNING
+        if r.name == "rag.ingest.pipeline" and r.levelno >= logging.WARNING
     ]
     assert messages == [
         f"{unique_tenant}: 2 documents were embedded with test/old-16; "

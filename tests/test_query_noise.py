@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.alerts import parse_alert
-from rag.query_noise import without_noise
+from rag.retrieval.alerts import parse_alert
+from rag.retrieval.query_noise import without_noise
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 QUESTION_FILES = sorted((EVALS / "public").glob("*.jsonl")) + [EVALS / "golden.jsonl"]

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from rag.embedding import Vectors
-from rag.query_vectors import QueryVectors
+from rag.embedding.embedder import Vectors
+from rag.retrieval.query_vectors import QueryVectors
 from tests.hash_embedder import HashEmbedder
 
 

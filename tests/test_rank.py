@@ -10,10 +10,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rag.evidence import Evidence
-from rag.gate_fit import choose_threshold
-from rag.logistic import fit_logistic
-from rag.rank import (
+from rag.evaluation.gate_fit import choose_threshold
+from rag.evaluation.logistic import fit_logistic
+from rag.evaluation.rank_fit import (
+    RankingCase,
+    cross_validated_mrr,
+    fit_ranking,
+    fit_sections,
+    reciprocal_rank,
+    tenant_held_out_mrr,
+)
+from rag.retrieval.evidence import Evidence
+from rag.retrieval.rank import (
     ScopeHints,
     is_placeholder,
     question_intents,
@@ -22,16 +30,8 @@ from rag.rank import (
     sectioned_documents,
     under_section_word,
 )
-from rag.rank_features import FEATURES, candidate_features
-from rag.rank_fit import (
-    RankingCase,
-    cross_validated_mrr,
-    fit_ranking,
-    fit_sections,
-    reciprocal_rank,
-    tenant_held_out_mrr,
-)
-from rag.ranker import (
+from rag.retrieval.rank_features import FEATURES, candidate_features
+from rag.retrieval.ranker import (
     RankModel,
     best_opening_first,
     first_runbook_opens_with,

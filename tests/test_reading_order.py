@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rag.markers import find_markers, marker_numbers
-from rag.reading_order import in_reading_order
-from rag.verify import verify_draft
+from rag.answering.markers import find_markers, marker_numbers
+from rag.answering.reading_order import in_reading_order
+from rag.answering.verify import verify_draft
 from tests.test_verify import DIAGNOSIS, ESCALATION, EXCERPTS, MITIGATION, draft
 
 PSP = 'If the errors are `origin="psp"` and HarborPay is degraded'

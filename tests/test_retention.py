@@ -6,11 +6,11 @@ import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from bot.core.alert_memory import AlertKey, AlertMemory
-from bot.core.answers_store import AnswerStore
-from bot.core.feedback_reasons import record_reason
-from bot.core.gaps import gap_report
-from bot.core.owner_queue import CitedQuote, queue_owner_notes
+from bot.core.alerts.memory import AlertKey, AlertMemory
+from bot.core.answers.store import AnswerStore
+from bot.core.gaps.report import gap_report
+from bot.core.owners.feedback_reasons import record_reason
+from bot.core.owners.queue import CitedQuote, queue_owner_notes
 from bot.core.retention import purge_expired_text
 from rag import FastEmbedder, Settings, Store, add_workspace
 from tests.gap_fixtures import evidence, plant

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rag import FastEmbedder, Settings, Store, ingest_limits, ingest_path
-from rag.rank import ScopeHints
-from rag.retrieve import Candidates, search
+from rag.retrieval.rank import ScopeHints
+from rag.retrieval.retrieve import Candidates, search
 
 pytestmark = pytest.mark.usefixtures("demo_corpus")
 

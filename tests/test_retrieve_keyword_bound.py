@@ -10,8 +10,8 @@ import pytest
 from psycopg import sql
 
 from rag import Settings, Store, ingest_limits, ingest_path
-from rag.rank import ScopeHints
-from rag.retrieve import BM25_PARAMS, HYBRID_QUERY, search
+from rag.retrieval.rank import ScopeHints
+from rag.retrieval.retrieve import BM25_PARAMS, HYBRID_QUERY, search
 from tests.hash_embedder import HashEmbedder
 
 EMBEDDER = HashEmbedder(dim=32)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.runbook_names import RunbookNames, name_words, squash
+from rag.retrieval.runbook_names import RunbookNames, name_words, squash
 
 NAMES = RunbookNames.build(
     [

@@ -7,15 +7,15 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from bot.core.runbook_parts import section_parts, shown_section
-from bot.core.section_choice import parse_choice
+from bot.core.answers.runbook_parts import section_parts, shown_section
+from bot.core.answers.section_choice import parse_choice
 from bot.slack.blocks import render_result as render_slack
 from bot.teams.cards import render_result as render_teams
 from bot.teams.cards.elements import fits
 from rag import CHANGES_STATE, MAX_SECTIONS, RunbookSection, RunbookView, gold_in_card
-from rag.chunking import chunk_runbook
-from rag.markdown import parse_runbook
-from rag.runbook_sections import SectionChunk, sections_of
+from rag.answering.runbook_sections import SectionChunk, sections_of
+from rag.formats.markdown import parse_runbook
+from rag.ingest.chunking import chunk_runbook
 from tests.adaptive_cards import card_problems
 from tests.test_blocks import ANSWER_ID, assert_valid, buttons, result
 from tests.test_teams_sections import section_buttons

@@ -9,7 +9,7 @@ import re
 import uuid
 from typing import Any
 
-from bot.core.answers_store import AnswerStore
+from bot.core.answers.store import AnswerStore
 from bot.slack.blocks import Card
 from rag import RunbookView
 from tests.fakes.slack_api import SlackCall

@@ -16,7 +16,7 @@ from typing import Any
 import pytest_asyncio
 
 from rag import FastEmbedder, IngestReport, Settings, Store, add_workspace
-from rag.answerers import ExtractiveAnswerer
+from rag.answering.answerers import ExtractiveAnswerer
 from tests.fakes.slack_api import BOT_USER_ID
 from tests.test_slack_interactions import CHANNEL, PAYMENTS_502, Harness, buttons, running_bot
 

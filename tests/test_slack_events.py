@@ -22,7 +22,7 @@ from bot.core.tasks import BackgroundTasks
 from bot.server import HEALTH_TTL_S, build_internal_app, serving
 from bot.slack.routes import EVENTS_PATH
 from rag import FastEmbedder, IngestReport, RagMetrics, RagService, Settings, Store, add_workspace
-from rag.answerers import build_answerer
+from rag.answering.answerers import build_answerer
 from tests import credentials
 from tests.fakes.slack_api import (
     BOT_USER_ID,

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.job_replies import MENTION
+from bot.slack.delivery.job_replies import MENTION
 from rag import IngestReport, RagService, Settings, Store, add_workspace
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender

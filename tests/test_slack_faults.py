@@ -18,8 +18,8 @@ import anthropic
 import pytest
 from pydantic import SecretStr
 
+from bot.core.answers.outcome_text import ERROR_MESSAGES
 from bot.core.conversation import storable
-from bot.core.outcome_text import ERROR_MESSAGES
 from bot.server import HEALTH_TTL_S
 from rag import (
     EmbeddingError,
@@ -30,8 +30,8 @@ from rag import (
     ingest_limits,
     ingest_path,
 )
-from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
-from rag.embedding import Vectors
+from rag.answering.answerers import ClaudeAnswerer, ExtractiveAnswerer
+from rag.embedding.embedder import Vectors
 from tests.fakes.anthropic_api import Behaviour, FakeAnthropic, delay, error, garbage
 from tests.fakes.slack_api import BOT_USER_ID, SlackCall
 from tests.hash_embedder import HashEmbedder

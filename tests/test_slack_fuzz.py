@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from bot.core.conversation import storable
 from bot.slack.blocks.notices import INTERNAL_ERROR
 from rag import FastEmbedder, IngestReport, Settings, Store
-from rag.answerers import ExtractiveAnswerer
+from rag.answering.answerers import ExtractiveAnswerer
 from tests.fakes.slack_api import BOT_USER_ID, SlackCall
 from tests.test_slack_events import count_rows
 from tests.test_slack_interactions import CHANNEL, PAYMENTS_502, SECRET, Harness, running_bot

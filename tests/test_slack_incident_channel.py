@@ -18,10 +18,10 @@ from psycopg import sql
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.channel_settings import set_channel_switch
+from bot.core.alerts.channel_settings import set_channel_switch
 from bot.core.tasks import BackgroundTasks
 from rag import FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
-from rag.answerers import build_answerer
+from rag.answering.answerers import build_answerer
 from tests import credentials
 from tests.fakes.slack_api import BOT_ID, BOT_USER_ID, FakeSlack, SlackCall, SlackSender, api_error
 from tests.slack_harness import served_app

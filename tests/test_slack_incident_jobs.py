@@ -10,10 +10,10 @@ import uuid
 
 import anthropic
 
-from bot.core.channel_settings import set_channel_switch
+from bot.core.alerts.channel_settings import set_channel_switch
 from bot.core.dm_intros import first_direct_message
 from rag import FastEmbedder, IngestReport, Settings, Store
-from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
+from rag.answering.answerers import ClaudeAnswerer, ExtractiveAnswerer
 from tests.fakes.anthropic_api import FakeAnthropic, delay, tool_answer
 from tests.fakes.slack_api import (
     BOT_USER_ID,

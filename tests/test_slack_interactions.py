@@ -14,7 +14,7 @@ import pytest_asyncio
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.answers_store import AnswerStore
+from bot.core.answers.store import AnswerStore
 from bot.core.tasks import BackgroundTasks
 from rag import (
     Answerer,
@@ -26,7 +26,7 @@ from rag import (
     Store,
     add_workspace,
 )
-from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
+from rag.answering.answerers import ClaudeAnswerer, ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, error, tool_answer
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender, api_error

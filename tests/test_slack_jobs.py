@@ -15,9 +15,9 @@ import anthropic
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.delivery import ANSWER_EVENT
+from bot.slack.delivery.posts import ANSWER_EVENT
 from rag import Answerer, FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
-from rag.answerers import ClaudeAnswerer, ExtractiveAnswerer
+from rag.answering.answerers import ClaudeAnswerer, ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.anthropic_api import FakeAnthropic, delay, tool_answer
 from tests.fakes.slack_api import (

@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.token_cipher import TokenCipher
 from rag import FastEmbedder, IngestReport, RagService, Settings, Store, add_workspace
-from rag.answerers import ExtractiveAnswerer
+from rag.answering.answerers import ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackSender
 from tests.slack_harness import served_app

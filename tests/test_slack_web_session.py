@@ -10,7 +10,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.clients import SlackClients, web_api_session
+from bot.slack.delivery.clients import SlackClients, web_api_session
 from tests.fakes.slack_api import FakeSlack
 
 

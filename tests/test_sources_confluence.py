@@ -15,7 +15,7 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
-from bot.core.source_runs import SyncOutcome, reader_for, run_sync
+from bot.core.sources.runs import SyncOutcome, reader_for, run_sync
 from rag import (
     RagService,
     Settings,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.owners import set_default_owner
-from bot.core.source_alerts import SourceFailure, SourceFailureReports
-from bot.core.source_runs import run_sync
+from bot.core.owners.runbook_owners import set_default_owner
+from bot.core.sources.alerts import SourceFailure, SourceFailureReports
+from bot.core.sources.runs import run_sync
 from bot.slack.blocks.source_status import render_source_failure
 from rag import Settings, Store, add_source
 from tests.git_repos import GitRepo

@@ -23,7 +23,7 @@ from rag import (
     ingest_limits,
     sync_source,
 )
-from rag.embedding import Vectors
+from rag.embedding.embedder import Vectors
 from tests.git_repos import GitRepo
 from tests.hash_embedder import HashEmbedder
 

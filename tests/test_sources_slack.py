@@ -6,9 +6,9 @@ import json
 import uuid
 from pathlib import Path
 
-from bot.core.source_runs import run_sync
+from bot.core.sources.runs import run_sync
 from rag import Embedder, FastEmbedder, Settings, SourceRow, Store, add_source, remove_source
-from rag.answerers import ExtractiveAnswerer
+from rag.answering.answerers import ExtractiveAnswerer
 from tests.git_repos import GitRepo
 from tests.test_slack_interactions import running_bot
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import aiohttp
 from prometheus_client import CollectorRegistry
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue
-from bot.core.source_jobs import SYNC_KIND, SourceSyncJob, queue_due_syncs
-from bot.core.source_runs import run_sync
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers, JobWorker
+from bot.core.sources.jobs import SYNC_KIND, SourceSyncJob, queue_due_syncs
+from bot.core.sources.runs import run_sync
 from bot.core.tasks import BackgroundTasks
 from bot.server import build_web_app, serving, working
 from bot.source_hooks import source_hook_routes
@@ -34,7 +34,7 @@ from rag import (
     add_source,
     get_source,
 )
-from rag.embedding import Vectors
+from rag.embedding.embedder import Vectors
 from tests.git_repos import GitRepo
 from tests.hash_embedder import HashEmbedder
 from tests.slack_harness import forget_unfinished_jobs

@@ -11,8 +11,8 @@ from typing import Any
 
 from bot.slack.blocks import render_result
 from rag import AskResult, Citation, FastEmbedder, Settings, Store, ingest_limits, ingest_path
-from rag.answers import ask_result_json
-from rag.staleness import age_in_days
+from rag.answering.answers import ask_result_json
+from rag.ingest.staleness import age_in_days
 from tests.gap_fixtures import evidence
 
 GIT_DATE = "2023-01-15T12:00:00+00:00"

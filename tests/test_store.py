@@ -12,9 +12,9 @@ import pytest_asyncio
 from psycopg import sql
 
 from rag import Settings, Store
-from rag.embedded_server import stop_embedded_server
-from rag.migrations import apply_migrations, load_migrations
-from rag.store import start_embedded_server
+from rag.store.connection import start_embedded_server
+from rag.store.embedded_server import stop_embedded_server
+from rag.store.migrations import apply_migrations, load_migrations
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -7,7 +7,7 @@ import json
 
 from microsoft_agents.activity import Activity
 
-from bot.core.alert_classifier import classify_alert_text
+from bot.core.alerts.classifier import classify_alert_text
 from bot.teams.alerts import html_to_text, read_activity, read_message_payload
 from bot.teams.message_action import fit_question
 from tests.teams_harness import WORKFLOWS, alertmanager_payload, channel_post

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.core.outcome_text import ABSTENTION_REASONS
+from bot.core.answers.outcome_text import ABSTENTION_REASONS
 from bot.teams.cards import (
     MAX_ACTIVITY_BYTES,
     card_bytes,

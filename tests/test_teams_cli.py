@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.core.channel_settings import ChannelSettings, channel_settings
+from bot.core.alerts.channel_settings import ChannelSettings, channel_settings
 from bot.teams.config import is_loopback, teams_mode
 from bot.teams.tenancy import add_teams_tenant
 from rag import IngestReport, Settings, Store

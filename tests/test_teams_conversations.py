@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from bot.core.answers_store import AnswerStore
+from bot.core.answers.store import AnswerStore
 from bot.teams.tenancy import add_teams_tenant
 from rag import IngestReport, RagService, Settings, Store
 from tests.adaptive_cards import activity_problems, card_of, card_problems, rendered_texts

@@ -19,23 +19,23 @@ from cryptography.fernet import Fernet
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue, JobRequest, JobTenant
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue, JobRequest, JobTenant
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
 from bot.core.token_cipher import is_sealed
 from bot.server import working
 from bot.teams.app import build_teams_app
-from bot.teams.channel_requests import ALERT_POST
-from bot.teams.channels import set_teams_channel_switch
 from bot.teams.config import TeamsMode
-from bot.teams.graph_config import GRAPH_HOOK_PATH
-from bot.teams.graph_messages import GRAPH_MESSAGE
-from bot.teams.graph_subscriptions import (
+from bot.teams.graph.config import GRAPH_HOOK_PATH
+from bot.teams.graph.messages import GRAPH_MESSAGE
+from bot.teams.graph.subscriptions import (
     SUBSCRIPTION_KIND,
     queue_due_subscription_work,
     subscription_row,
 )
+from bot.teams.incident.channel_requests import ALERT_POST
+from bot.teams.incident.channels import set_teams_channel_switch
 from bot.teams.tenancy import add_teams_tenant, remove_teams_tenant
 from rag import IngestReport, RagService, Settings, Store
 from tests import credentials

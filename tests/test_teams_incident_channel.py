@@ -15,17 +15,17 @@ import pytest_asyncio
 from microsoft_agents.activity import Activity
 from prometheus_client import CollectorRegistry
 
-from bot.core.channel_settings import set_channel_switch
-from bot.core.job_metrics import JobMetrics
-from bot.core.job_worker import JobHandlers, JobWorker
-from bot.core.jobs import JobQueue, JobRequest
+from bot.core.alerts.channel_settings import set_channel_switch
+from bot.core.jobs.metrics import JobMetrics
+from bot.core.jobs.queue import JobQueue, JobRequest
+from bot.core.jobs.worker import JobHandlers, JobWorker
 from bot.core.metrics import BotMetrics
 from bot.server import working
 from bot.teams.alerts import read_activity
 from bot.teams.app import build_teams_app
 from bot.teams.bot import job_tenant
-from bot.teams.channel_requests import ALERT_POST, ChannelPostRequest
 from bot.teams.config import teams_mode
+from bot.teams.incident.channel_requests import ALERT_POST, ChannelPostRequest
 from bot.teams.tenancy import add_teams_tenant
 from rag import IngestReport, RagService, Settings, Store
 from tests.adaptive_cards import activity_problems, card_of, rendered_texts

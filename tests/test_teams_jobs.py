@@ -12,8 +12,8 @@ from typing import Any
 
 from microsoft_agents.activity import Activity
 
-from bot.core.jobs import Job, JobRequest
-from bot.teams.job_requests import ANSWER, AnswerRequest
+from bot.core.jobs.queue import Job, JobRequest
+from bot.teams.jobs.requests import ANSWER, AnswerRequest
 from bot.teams.tenancy import add_teams_tenant
 from rag import FastEmbedder, IngestReport, RagService, Settings, Store
 from tests.adaptive_cards import card_of, rendered_texts

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from psycopg.rows import TupleRow
 
 from rag import RagService, Settings, Store, ingest_limits, ingest_path
-from rag.answerers import ExtractiveAnswerer
-from rag.retrieve import BM25_PARAMS, HYBRID_QUERY
+from rag.answering.answerers import ExtractiveAnswerer
+from rag.retrieval.retrieve import BM25_PARAMS, HYBRID_QUERY
 from tests.hash_embedder import HashEmbedder
 
 EMBEDDER = HashEmbedder(dim=32)

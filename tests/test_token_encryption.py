@@ -12,8 +12,8 @@ from psycopg.types.json import Jsonb
 from pydantic import SecretStr
 from slack_sdk.oauth.installation_store import Installation
 
-from bot.core.job_worker import JobHandlers
-from bot.core.jobs import JobQueue
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.topics import question_topics
+from bot.core.answers.topics import question_topics
 
 
 def test_alert_names_services_and_terms_become_topics() -> None:

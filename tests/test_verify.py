@@ -3,10 +3,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.answers import Draft, DraftCitation, DroppedCitation
-from rag.claims import cut_claims
-from rag.evidence import Evidence, Excerpt
-from rag.verify import verify_draft
+from rag.answering.answers import Draft, DraftCitation, DroppedCitation
+from rag.answering.claims import cut_claims
+from rag.answering.verify import verify_draft
+from rag.retrieval.evidence import Evidence, Excerpt
 
 DIAGNOSIS = (
     "Open the Grafana dashboard **Payments / Gateway overview**.\n"

@@ -10,8 +10,8 @@ import asyncio
 import re
 from dataclasses import dataclass
 
-from bot.core.answer_facts import record_answer_facts
-from bot.core.answers_store import AnswerStore, Placement
+from bot.core.answers.facts import record_answer_facts
+from bot.core.answers.store import AnswerStore, Placement
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from rag import AskResult, RagService, Settings, Store, StoreError, channel_service

@@ -21,7 +21,7 @@ import logging
 import psycopg
 from cachetools import TTLCache
 
-from bot.core.jobs import AnyConnection, JobQueue, JobRequest
+from bot.core.jobs.queue import AnyConnection, JobQueue, JobRequest
 from rag import Store
 
 logger = logging.getLogger(__name__)

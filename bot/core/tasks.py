@@ -4,7 +4,7 @@ Bolt runs every listener in a bare ``asyncio.ensure_future`` and keeps no refere
 unreferenced task can be garbage-collected mid-answer, and a shutdown would cut it off. Each
 listener adopts its own task here first thing, and the job worker adopts every job it runs, so
 shutdown can wait for answers in flight. A job cancelled at the end of the drain goes back to
-the queue (``bot.core.job_worker``), so it is answered later rather than lost.
+the queue (``bot.core.jobs.worker``), so it is answered later rather than lost.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Mapping
 import aiohttp
 import psycopg
 
-from bot.core.owner_queue import OwnerMessenger, flush_owner_notes
-from bot.core.owners import Surface
+from bot.core.owners.queue import OwnerMessenger, flush_owner_notes
+from bot.core.owners.runbook_owners import Surface
 from bot.core.retention import purge_expired_text
 from rag import Settings, Store
 

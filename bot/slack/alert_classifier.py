@@ -1,11 +1,11 @@
-"""Is a Slack post an alert notification: the core's classifier (``bot.core.alert_classifier``)
+"""Is a Slack post an alert notification: the core's classifier (``bot.core.alerts.classifier``)
 over the words ``bot.slack.alerts`` reads in its text, attachments and blocks."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bot.core.alert_classifier import AlertPost, classify_alert_text
+from bot.core.alerts.classifier import AlertPost, classify_alert_text
 from bot.slack.alerts import read_message
 
 __all__ = ["AlertPost", "classify_alert"]

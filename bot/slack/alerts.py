@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.core.alert_classifier import AlertText
+from bot.core.alerts.classifier import AlertText
 
 # <https://x|label> → label, <https://x> → https://x, <@U1> / <!here> → dropped.
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.answers_store import StoredAnswer
+from bot.core.answers.store import StoredAnswer
 from bot.core.conversation import Conversation
 from bot.core.dedupe import EventDeduper
-from bot.core.job_worker import JobHandlers
-from bot.core.jobs import JobQueue
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers
 from bot.slack.blocks import Card, render_result, with_source_changes
 from bot.slack.blocks.card import interaction_id
 from bot.slack.blocks.incident import add_stop_following, mark_automatic
-from bot.slack.clients import SlackClients
-from bot.slack.delivery import Delivery
+from bot.slack.delivery.clients import SlackClients
+from bot.slack.delivery.posts import Delivery
 from bot.slack.tenancy import Origin
 from rag import AskResult
 

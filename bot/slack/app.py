@@ -21,27 +21,27 @@ from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.answers_store import AnswerStore
+from bot.core.answers.store import AnswerStore
 from bot.core.dedupe import EventDeduper
-from bot.core.job_worker import JobHandlers
-from bot.core.jobs import JobQueue
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher
-from bot.slack.actions import register_actions
 from bot.slack.answering import Bot
-from bot.slack.clients import SlackClients
-from bot.slack.commands import register_commands
-from bot.slack.delivery import Delivery
+from bot.slack.delivery.clients import SlackClients
+from bot.slack.delivery.posts import Delivery
+from bot.slack.delivery.retries import install_retry_handlers
 from bot.slack.failures import ErrorReporter
-from bot.slack.feedback_form import register_feedback_form
-from bot.slack.incident_actions import register_incident_actions
 from bot.slack.intake import build_intake_middleware
-from bot.slack.mentions import register_mentions
+from bot.slack.listeners.actions import register_actions
+from bot.slack.listeners.commands import register_commands
+from bot.slack.listeners.feedback_form import register_feedback_form
+from bot.slack.listeners.incident_actions import register_incident_actions
+from bot.slack.listeners.mentions import register_mentions
+from bot.slack.listeners.shortcuts import register_shortcuts
 from bot.slack.message_events import event_job, register_message_events
 from bot.slack.oauth_stores import PostgresInstallationStore, PostgresOAuthStateStore
-from bot.slack.retries import install_retry_handlers
-from bot.slack.shortcuts import register_shortcuts
 from rag import RagService, Settings, Store
 
 logger = logging.getLogger(__name__)

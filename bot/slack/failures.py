@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.metrics import BotMetrics
 from bot.slack.blocks import render_internal_error, render_store_unavailable
-from bot.slack.delivery import Delivery, DeliveryError
+from bot.slack.delivery.posts import Delivery, DeliveryError
 from rag import StoreError
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 from slack_bolt.response import BoltResponse
 
 from bot.core.dedupe import EventDeduper
-from bot.core.jobs import JobRequest
+from bot.core.jobs.queue import JobRequest
 from bot.core.metrics import BotMetrics
 
 logger = logging.getLogger(__name__)

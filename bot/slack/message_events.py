@@ -5,12 +5,13 @@ Slack sends every message in the channels the bot is in (``message.channels``,
 nothing. The rest are queued as jobs before the ack, in the same transaction as their dedupe
 claim, decided from the event alone (no database, no Web API call, so the ack stays fast):
 
-- a person's DM → ``slack.direct_message`` (``bot.slack.direct_messages``);
+- a person's DM → ``slack.direct_message`` (``bot.slack.listeners.direct_messages``);
 - a message that mentions the bot → nothing here: its ``app_mention`` twin is queued
   (deduplicated on its own event id) and answered there, once, whichever copy came first;
 - a person's reply in a thread that reads as a question to the bot → ``slack.follow_up``
-  (``bot.slack.followups``: the job checks that the bot follows the thread);
-- a top-level post announcing a firing alert → ``slack.alert_post`` (``bot.slack.alert_posts``:
+  (``bot.slack.listeners.followups``: the job checks that the bot follows the thread);
+- a top-level post announcing a firing alert → ``slack.alert_post``
+(``bot.slack.listeners.alert_posts``:
   the job checks the channel's opt-in, mutes and the repeat window).
 
 Edits, deletions, joins and other subtypes are ignored; so is anything the bot posted itself,
@@ -22,14 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core.jobs import JobRequest
-from bot.slack.alert_posts import AlertPostJob, firing_alert
+from bot.core.jobs.queue import JobRequest
 from bot.slack.answering import Bot
-from bot.slack.clients import authorized_bot_user
-from bot.slack.direct_messages import DirectMessageJob, is_direct_question
-from bot.slack.followups import FollowUpJob, is_follow_up_question, mentions_user
-from bot.slack.job_replies import ALERT_POST, DIRECT_MESSAGE, FOLLOW_UP, job_request
-from bot.slack.mentions import mention_job
+from bot.slack.delivery.clients import authorized_bot_user
+from bot.slack.delivery.job_replies import ALERT_POST, DIRECT_MESSAGE, FOLLOW_UP, job_request
+from bot.slack.listeners.alert_posts import AlertPostJob, firing_alert
+from bot.slack.listeners.direct_messages import DirectMessageJob, is_direct_question
+from bot.slack.listeners.followups import FollowUpJob, is_follow_up_question, mentions_user
+from bot.slack.listeners.mentions import mention_job
 
 # Plain messages, integrations' posts, replies also sent to the channel, and files with text.
 _ROUTED_SUBTYPES = frozenset({"bot_message", "thread_broadcast", "file_share"})

@@ -14,14 +14,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.owner_queue import SENT, DeliveryDeferred, OwnerBatch
-from bot.core.owners import target_kind
-from bot.core.source_alerts import SourceFailure
+from bot.core.owners.queue import SENT, DeliveryDeferred, OwnerBatch
+from bot.core.owners.runbook_owners import target_kind
+from bot.core.sources.alerts import SourceFailure
 from bot.slack.blocks.card import Card
 from bot.slack.blocks.owner_note import render_owner_note
 from bot.slack.blocks.source_status import render_source_failure
-from bot.slack.delivery import slack_error
-from bot.slack.retries import install_retry_handlers
+from bot.slack.delivery.posts import slack_error
+from bot.slack.delivery.retries import install_retry_handlers
 from rag import Store, find_tenant
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class _TokenOwner:
 
 
 class SlackOwnerMessenger:
-    """``OwnerMessenger`` over the Slack Web API (see ``bot.core.owner_queue``)."""
+    """``OwnerMessenger`` over the Slack Web API (see ``bot.core.owners.queue``)."""
 
     def __init__(
         self,

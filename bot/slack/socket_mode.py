@@ -9,7 +9,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
-from bot.core.job_worker import JobWorker
+from bot.core.jobs.worker import JobWorker
 from bot.core.tasks import BackgroundTasks
 from bot.server import serving_both, wait_for_stop_signal, working
 from rag import Settings

@@ -15,7 +15,7 @@ from typing import Any
 
 from microsoft_agents.activity import Activity
 
-from bot.core.alert_classifier import AlertText
+from bot.core.alerts.classifier import AlertText
 
 # service=kafka, service: "kafka", app=checkout, alertname=KubePodCrashLooping
 _LABEL = re.compile(

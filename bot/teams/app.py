@@ -27,22 +27,22 @@ from microsoft_agents.hosting.core import (
 )
 from microsoft_agents.hosting.core.authorization import Connections
 
-from bot.core.answers_store import AnswerStore
+from bot.core.answers.store import AnswerStore
 from bot.core.dedupe import EventDeduper
-from bot.core.job_worker import JobHandlers
-from bot.core.jobs import JobQueue
+from bot.core.jobs.queue import JobQueue
+from bot.core.jobs.worker import JobHandlers
 from bot.core.metrics import BotMetrics
 from bot.core.tasks import BackgroundTasks
 from bot.server import AddRoutes
-from bot.teams.answering import register_answer_jobs
 from bot.teams.auth import RequestAuthorizer, SigningKeys, auth_configuration
 from bot.teams.bot import TeamsBot
 from bot.teams.card_actions import register_card_actions
 from bot.teams.config import TeamsMode
 from bot.teams.delivery import Delivery
 from bot.teams.errors import TurnErrorHandler
-from bot.teams.graph_alerts import register_graph_alerts
-from bot.teams.incident_answers import register_incident_jobs
+from bot.teams.graph.alerts import register_graph_alerts
+from bot.teams.incident.answers import register_incident_jobs
+from bot.teams.jobs.answering import register_answer_jobs
 from bot.teams.message_action import register_message_action
 from bot.teams.messages import register_messages
 from bot.teams.metrics import TeamsMetrics

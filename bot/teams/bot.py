@@ -20,8 +20,8 @@ from microsoft_agents.hosting.core import (
 
 from bot.core.conversation import Conversation
 from bot.core.dedupe import Claim, EventDeduper
-from bot.core.job_worker import JobHandlers
-from bot.core.jobs import JobQueue, JobRequest, JobTenant
+from bot.core.jobs.queue import JobQueue, JobRequest, JobTenant
+from bot.core.jobs.worker import JobHandlers
 from bot.teams.delivery import Delivery
 from bot.teams.metrics import TeamsMetrics
 

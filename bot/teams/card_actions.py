@@ -19,12 +19,12 @@ from typing import Any
 from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import AgentApplication, TurnContext, TurnState
 
-from bot.core.alert_memory import AlertMemory
-from bot.core.answers_store import StoredAnswer
-from bot.core.feedback_reasons import REASONS, record_reason
-from bot.core.owner_queue import cited_quotes, queue_owner_notes
-from bot.core.section_choice import allowed, parse_choice
-from bot.core.threads import unfollow_thread
+from bot.core.alerts.memory import AlertMemory
+from bot.core.alerts.threads import unfollow_thread
+from bot.core.answers.section_choice import allowed, parse_choice
+from bot.core.answers.store import StoredAnswer
+from bot.core.owners.feedback_reasons import REASONS, record_reason
+from bot.core.owners.queue import cited_quotes, queue_owner_notes
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import (
     COMMENT_INPUT,
@@ -46,7 +46,7 @@ from bot.teams.cards.incident import (
 )
 from bot.teams.cards.runbook import SECTION_DATA, SECTION_VERB
 from bot.teams.invokes import as_dict, card_response, respond, value_of
-from bot.teams.job_requests import RETRY, RetryRequest
+from bot.teams.jobs.requests import RETRY, RetryRequest
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import aad_tenant_of, dedupe_key
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.teams.cards import render_result
-from bot.teams.channel_cli import (
+from bot.teams.incident.channel_cli import (
     add_channel_switch_commands,
     is_teams_channel_switch,
     teams_channel_switch_command,

@@ -14,7 +14,7 @@ from bot.teams.alerts import read_message_payload
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import QUESTION_INPUT, neutral, render_question_dialog
 from bot.teams.invokes import as_dict, message_task, respond, value_of
-from bot.teams.job_requests import ANSWER, AnswerRequest
+from bot.teams.jobs.requests import ANSWER, AnswerRequest
 from bot.teams.threads import (
     aad_tenant_of,
     alert_thread_reference,

@@ -1,6 +1,6 @@
 """Messages to the bot: an @mention in a channel post or thread, a 1:1 or group chat message.
 Channel messages without a mention (delivered by the app's resource-specific consent) go to
-``bot.teams.channel_messages``: alert posts and thread follow-ups.
+``bot.teams.incident.channel_messages``: alert posts and thread follow-ups.
 
 Queued as a ``teams.answer`` job (with its dedupe claim) and answered with HTTP 202; the answer
 card follows in the same thread (the mention's conversation id already carries
@@ -19,9 +19,9 @@ from bot.core.conversation import storable
 from bot.teams.bot import TeamsBot
 from bot.teams.card_actions import CARD_VERBS, on_card_submit
 from bot.teams.cards import neutral
-from bot.teams.channel_messages import is_unprompted, take_channel_message
-from bot.teams.job_requests import ANSWER, AnswerRequest
-from bot.teams.progress import show_typing_now
+from bot.teams.incident.channel_messages import is_unprompted, take_channel_message
+from bot.teams.jobs.progress import show_typing_now
+from bot.teams.jobs.requests import ANSWER, AnswerRequest
 from bot.teams.threads import aad_tenant_of, channel_of, dedupe_key
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from microsoft_agents.activity import ConversationReference
 from microsoft_agents.hosting.core import ConnectorClientBase
 
-from bot.core.owner_queue import SENT, DeliveryDeferred, OwnerBatch
-from bot.core.owners import surface_of
+from bot.core.owners.queue import SENT, DeliveryDeferred, OwnerBatch
+from bot.core.owners.runbook_owners import surface_of
 from bot.teams.bot import TeamsBot
 from bot.teams.cards.owner_note import render_owner_note
 from bot.teams.delivery import RETRYABLE_STATUSES, ConnectorError
@@ -16,7 +16,7 @@ from bot.teams.tenancy import find_teams_tenant
 
 
 class TeamsOwnerMessenger:
-    """``OwnerMessenger`` over the Bot Connector (see ``bot.core.owner_queue``)."""
+    """``OwnerMessenger`` over the Bot Connector (see ``bot.core.owners.queue``)."""
 
     def __init__(self, bot: TeamsBot) -> None:
         self._bot = bot

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from rag.errors import RunbookFormatError
 from rag.formats.asciidoc import parse_asciidoc
 from rag.formats.html import parse_confluence_storage, parse_html
+from rag.formats.markdown import parse_runbook
 from rag.formats.rst import parse_rst
-from rag.markdown import parse_runbook
-from rag.runbook import ParsedRunbook
+from rag.formats.runbook import ParsedRunbook
 
 _READERS: dict[str, Callable[..., ParsedRunbook]] = {
     ".md": parse_runbook,

@@ -20,8 +20,8 @@ from rag.formats.asciidoc_inline import inline_text
 from rag.formats.asciidoc_table import table_rows
 from rag.formats.blocks import Block, Heading, assemble, table_block
 from rag.formats.metadata import frontmatter_from_fields
+from rag.formats.runbook import ParsedRunbook
 from rag.formats.writer import EventWriter
-from rag.runbook import ParsedRunbook
 
 _ATTRIBUTE_ENTRY = re.compile(r":(!?)([\w][\w-]*)(!?):(?:[ \t]+(.*))?")
 _DOCUMENT_TITLE = re.compile(r"=[ \t]+(\S.*?)[ \t]*")

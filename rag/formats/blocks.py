@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rag.errors import EmptyRunbookError, RunbookFormatError
-from rag.heading_paths import HeadingPaths, title_and_root
-from rag.runbook import Frontmatter, ParsedRunbook, Section
+from rag.formats.heading_paths import HeadingPaths, title_and_root
+from rag.formats.runbook import Frontmatter, ParsedRunbook, Section
 
 
 @dataclass(frozen=True)

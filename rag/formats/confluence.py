@@ -8,14 +8,11 @@ never reach the text, except as the visible name of a link.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lxml import etree
 
 from rag.formats.blocks import Block, clean_prose
-
-if TYPE_CHECKING:
-    from rag.formats.html_walk import HtmlWalker
 
 _CODE_MACROS = frozenset({"code", "noformat", "code-block", "sql", "sql-query"})
 _PANELS = {"info": "Info", "note": "Note", "warning": "Warning", "tip": "Tip", "panel": ""}
@@ -45,7 +42,26 @@ _CONTAINERS = frozenset(
 USER_PLACEHOLDER = "@user"
 
 
-def convert(walker: HtmlWalker, element: etree._Element) -> None:
+class StorageWalker(Protocol):
+    """What a storage-format element needs of the HTML walk that meets it
+    (``rag.formats.html_walk``, which imports this module)."""
+
+    in_cell: bool
+
+    def inline(self, text: str) -> None: ...
+    def flush(self) -> None: ...
+    def emit(self, block: Block | None) -> None: ...
+    def code(self, code: str, language: str = "") -> None: ...
+    def walk_children(self, element: etree._Element) -> None: ...
+    def labelled(self, label: str, body: etree._Element | None) -> None: ...
+    def list(self, element: etree._Element, *, ordered: bool) -> None: ...
+    def item(self, element: etree._Element) -> None: ...
+    def text_in_cell(self, element: etree._Element) -> str:
+        """The element's text walked as a table cell renders it (code inline)."""
+        ...
+
+
+def convert(walker: StorageWalker, element: etree._Element) -> None:
     tag = str(element.tag)
     if tag in _DROPPED or tag.startswith("ri:"):
         return
@@ -73,7 +89,7 @@ def convert(walker: HtmlWalker, element: etree._Element) -> None:
         walker.walk_children(element)
 
 
-def _macro(walker: HtmlWalker, element: etree._Element) -> None:
+def _macro(walker: StorageWalker, element: etree._Element) -> None:
     name = (element.get("ac:name") or "").lower()
     params = _parameters(element)
     body = _child(element, "ac:rich-text-body")
@@ -107,20 +123,17 @@ def _macro(walker: HtmlWalker, element: etree._Element) -> None:
         _walk_body(walker, body)
 
 
-def _walk_body(walker: HtmlWalker, body: etree._Element | None) -> None:
+def _walk_body(walker: StorageWalker, body: etree._Element | None) -> None:
     walker.flush()
     if body is not None:
         walker.walk_children(body)
     walker.flush()
 
 
-def _link_text(walker: HtmlWalker, link: etree._Element) -> str:
+def _link_text(walker: StorageWalker, link: etree._Element) -> str:
     rich = _child(link, "ac:link-body")
     if rich is not None:
-        # A walker of the caller's own class (html_walk imports this module, not the reverse).
-        inner = type(walker)(in_cell=True)
-        inner.walk_children(rich)
-        text = inner.cell_text()
+        text = walker.text_in_cell(rich)
         if text:
             return text
     plain = _child(link, "ac:plain-text-link-body")

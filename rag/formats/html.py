@@ -17,7 +17,7 @@ from rag.errors import RunbookFormatError
 from rag.formats.blocks import Heading, assemble, clean_prose
 from rag.formats.html_walk import HtmlWalker
 from rag.formats.metadata import frontmatter_from_fields
-from rag.runbook import Frontmatter, ParsedRunbook
+from rag.formats.runbook import Frontmatter, ParsedRunbook
 
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 _CDATA_OPEN = "<![CDATA["

@@ -109,6 +109,11 @@ class HtmlWalker(EventWriter):
         self.walk_children(element)
         self.end_list()
 
+    def text_in_cell(self, element: etree._Element) -> str:
+        inner = HtmlWalker(in_cell=True)
+        inner.walk_children(element)
+        return inner.cell_text()
+
     def item(self, element: etree._Element) -> None:
         self.begin_item()
         self.walk_children(element)

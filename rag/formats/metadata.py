@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from rag.errors import RunbookFormatError
-from rag.runbook import Frontmatter
+from rag.formats.runbook import Frontmatter
 
 FIELDS = frozenset(Frontmatter.model_fields)
 

@@ -16,7 +16,7 @@ from rag.formats.blocks import assemble
 from rag.formats.metadata import frontmatter_from_fields
 from rag.formats.rst_tree import parse_rst_tree
 from rag.formats.rst_walk import RstWalker
-from rag.runbook import ParsedRunbook
+from rag.formats.runbook import ParsedRunbook
 
 _SKIPPED_BEFORE_METADATA = (nodes.comment, nodes.target, nodes.substitution_definition)
 

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from rag.confluence import ConfluenceAuth, ConfluenceSpace
+from rag.sources.confluence.client import ConfluenceAuth, ConfluenceSpace
 
 FAKE = Path(__file__).resolve().parents[3] / "shared" / "probes" / "confluence_fake.py"
 # The fake's default credentials (its docstring); the log guard forbids each of them.

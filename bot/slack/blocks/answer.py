@@ -15,7 +15,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.core.citations import Source, group_citations, labelled_steps
+from bot.core.answers.citations import Source, group_citations, labelled_steps
 from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
 from bot.slack.blocks.runbook import other_runbooks, runbook_blocks
 from bot.slack.blocks.sources import (

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import ContextBlock
 
-from bot.core.result_codec import SourceChange
+from bot.core.answers.result_codec import SourceChange
 from bot.slack.blocks.card import MAX_BLOCKS, Card, build_card
 from bot.slack.blocks.text import mrkdwn
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 
-from bot.core.feedback_reasons import reason_label
-from bot.core.gaps import GapReport
+from bot.core.gaps.report import GapReport
+from bot.core.owners.feedback_reasons import reason_label
 from bot.slack.blocks.card import Card, build_card
 from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ContextBlock, HeaderBlock, SectionBlock
 
-from bot.core.nearby_runbooks import nearest_documents
-from bot.core.outcome_text import (
+from bot.core.answers.nearby_runbooks import nearest_documents
+from bot.core.answers.outcome_text import (
     ABSTENTION_REASONS,
     ERROR_MESSAGES,
     UNKNOWN_ABSTENTION,

@@ -19,8 +19,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
-from bot.core.feedback_reasons import reason_label
-from bot.core.owner_queue import OwnerBatch, OwnerNote
+from bot.core.owners.feedback_reasons import reason_label
+from bot.core.owners.queue import OwnerBatch, OwnerNote
 from bot.slack.blocks.card import Card, build_card
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, mrkdwn, one_line
 

@@ -25,9 +25,9 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
-from bot.core.nearby_runbooks import other_runbooks as other_documents
-from bot.core.runbook_parts import Part, cited_numbers, shown_section
-from bot.core.section_choice import section_value
+from bot.core.answers.nearby_runbooks import other_runbooks as other_documents
+from bot.core.answers.runbook_parts import Part, cited_numbers, shown_section
+from bot.core.answers.section_choice import section_value
 from bot.slack.blocks.card import BUTTON_VALUE_MAX
 from bot.slack.blocks.sources import LABEL_MAX
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, mrkdwn, one_line, units

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from slack_sdk.models.blocks import ContextBlock, HeaderBlock, SectionBlock
 
-from bot.core.source_alerts import SourceFailure
-from bot.core.source_status import describe_source
+from bot.core.sources.alerts import SourceFailure
+from bot.core.sources.status import describe_source
 from bot.slack.blocks.card import MAX_BLOCKS, Card, build_card
 from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn
 from rag import SourceRow

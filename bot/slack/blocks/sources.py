@@ -13,7 +13,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.block_elements import RichTextElementParts
 
-from bot.core.citations import Source, state_label
+from bot.core.answers.citations import Source, state_label
 from bot.slack.blocks.text import clean, clip, escape_mrkdwn, link, one_line, units
 from rag import AskResult, Evidence, age_in_days
 

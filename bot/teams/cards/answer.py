@@ -3,7 +3,7 @@ feedback buttons and a footer, shrunk step by step until the activity fits Teams
 
 from __future__ import annotations
 
-from bot.core.citations import Source, group_citations, labelled_steps
+from bot.core.answers.citations import Source, group_citations, labelled_steps
 from bot.teams.cards.elements import (
     Json,
     adaptive_card,

@@ -6,7 +6,7 @@ or its ``Action.Submit`` fallback), next to the answer id.
 
 from __future__ import annotations
 
-from bot.core.feedback_reasons import COMMENT_MAX, REASONS, reason_label
+from bot.core.owners.feedback_reasons import COMMENT_MAX, REASONS, reason_label
 from bot.teams.cards.elements import Json, execute, text_block
 
 REASON_VERB = "feedbackReason"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.core.nearby_runbooks import nearest_documents
-from bot.core.outcome_text import (
+from bot.core.answers.nearby_runbooks import nearest_documents
+from bot.core.answers.outcome_text import (
     ABSTENTION_REASONS,
     ERROR_MESSAGES,
     UNKNOWN_ABSTENTION,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from bot.core.feedback_reasons import reason_label
-from bot.core.owner_queue import OwnerBatch, OwnerNote
+from bot.core.owners.feedback_reasons import reason_label
+from bot.core.owners.queue import OwnerBatch, OwnerNote
 from bot.teams.cards.elements import Json, adaptive_card, clip, link_run, one_line, rich_text, run
 from bot.teams.cards.elements import text_block as our_text
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.core.nearby_runbooks import other_runbooks as other_documents
-from bot.core.runbook_parts import Part, cited_numbers, shown_section
+from bot.core.answers.nearby_runbooks import other_runbooks as other_documents
+from bot.core.answers.runbook_parts import Part, cited_numbers, shown_section
 from bot.teams.cards.elements import (
     Json,
     clip,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.citations import Source, state_label
+from bot.core.answers.citations import Source, state_label
 from bot.teams.cards.elements import Json, clip, link_run, neutral, one_line, rich_text, run
 from rag import AskResult, Evidence
 

@@ -1,0 +1,130 @@
+"""Commands that change state: the one table of patterns every surface marks with a warning.
+
+A command that deletes, kills, force-pushes, drops, scales to zero, reboots, stops or fails
+over something is marked "changes state" wherever an answer quotes it; read-only diagnosis
+(``kubectl get``, ``SELECT``, ``patronictl list``) is not. The table errs towards commands an
+on-call must not paste without thinking; it is not a sandbox, and an unmarked command is not
+declared safe.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag.answering.markers import find_markers, marker_numbers
+
+__all__ = [
+    "CHANGES_STATE",
+    "STATE_CHANGES",
+    "AnswerStep",
+    "StateChange",
+    "answer_steps",
+    "code_changes_state",
+    "state_changes_in",
+]
+
+# The label every surface shows on a step or quote holding a state-changing command.
+CHANGES_STATE = "⚠️ changes state"
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """One kind of state-changing command: what it does, and how it is spelled."""
+
+    does: str
+    pattern: re.Pattern[str]
+
+
+def _change(does: str, pattern: str) -> StateChange:
+    return StateChange(does, re.compile(pattern, re.IGNORECASE))
+
+
+# A command word, then anything on the same line up to a shell separator: `kubectl -n x delete`.
+_ARGS = r"[^\n;&|]*?\s"
+
+STATE_CHANGES: tuple[StateChange, ...] = (
+    _change("deletes", rf"\b(?:kubectl|oc)\b{_ARGS}delete\b"),
+    _change("deletes", r"\brm\s+(?:-[a-z]*r[a-z]*f|-[a-z]*f[a-z]*r|-r\s+-f|-f\s+-r)\b"),
+    _change("deletes", rf"\b(?:crictl|docker|podman)\b{_ARGS}(?:rmi?|system\s+prune)\b"),
+    _change("deletes", rf"\b(?:etcdctl\b{_ARGS}del|consul\s+kv\s+delete)\b"),
+    _change("deletes", r"\b(?:FLUSHALL|FLUSHDB)\b"),
+    _change("deletes", r"\bDELETE\s+FROM\b"),
+    _change("drops", r"\b(?:DROP|TRUNCATE)\s+(?:TABLE|DATABASE|INDEX|SCHEMA|VIEW|ROLE|USER)\b"),
+    _change("drops", r"\bTRUNCATE\s+(?!-)\w"),
+    _change("empties a file", r"\btruncate\s+-s\s*0\b"),
+    _change("kills", r"\bkill\s+-(?:9|KILL|SIGKILL)\b|\b(?:pkill|killall)\b"),
+    _change("kills", r"\bpg_(?:terminate|cancel)_backend\b"),
+    _change("force-pushes", r"\bgit\s+push\b[^\n;&|]*\s(?:-f|--force(?:-with-lease)?)\b"),
+    _change("scales to zero", rf"\b(?:kubectl|oc)\b{_ARGS}scale\b[^\n;&|]*--replicas[= ]0\b"),
+    _change("evicts pods", rf"\b(?:kubectl|oc)\b{_ARGS}(?:adm\s+)?drain\b"),
+    _change("reboots", r"(?<![a-z])reboot(?![a-z])|\bshutdown\s+-r\b"),
+    _change(
+        "stops or restarts a service",
+        r"\b(?:systemctl|service|gitlab-ctl)\s+(?:\S+\s+)?(?:stop|restart|kill)\b",
+    ),
+    _change("fails over", rf"\b(?:gitlab-)?patronictl\b{_ARGS}(?:failover|switchover)\b"),
+    _change("fails over", r"\baws\s+rds\s+failover-db-cluster\b|\bSENTINEL\s+failover\b"),
+    _change("rebuilds a node", rf"\b(?:gitlab-)?patronictl\b{_ARGS}(?:reinit|remove)\b"),
+)
+
+# Fenced code blocks and inline code spans, where answers quote commands.
+_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$|`([^`\n]+)`", re.M | re.S)
+
+
+def state_changes_in(command: str) -> tuple[str, ...]:
+    """What ``command`` (one or several lines) does that changes state, each kind once, in
+    table order; empty for read-only commands."""
+    return tuple(
+        dict.fromkeys(change.does for change in STATE_CHANGES if change.pattern.search(command))
+    )
+
+
+def code_changes_state(text: str) -> tuple[str, ...]:
+    """What the code quoted in ``text`` (fenced blocks and inline spans) does that changes
+    state; prose around it is not read ("do not delete the pods by hand" is no command)."""
+    kinds: dict[str, None] = {}
+    for match in _CODE.finditer(text):
+        kinds.update(dict.fromkeys(state_changes_in(match.group(2) or match.group(3) or "")))
+    return tuple(kinds)
+
+
+@dataclass(frozen=True)
+class AnswerStep:
+    """A run of answer lines up to the marker that closes it (a paragraph, or a step with
+    its command), the excerpts it cites, and what its code does that changes state."""
+
+    text: str
+    numbers: tuple[int, ...]
+    changes: tuple[str, ...]
+
+
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_CLOSING_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\][.,;:!?)]*[ \t]*$")
+
+
+def answer_steps(answer: str) -> list[AnswerStep]:
+    """``answer`` cut into steps, in order; joining their texts with newlines gives it back."""
+    steps: list[AnswerStep] = []
+    lines: list[str] = []
+    fence: str | None = None
+    for line in answer.split("\n"):
+        lines.append(line)
+        if (opened := _FENCE.match(line)) is not None:
+            marker = opened.group(1)
+            if fence is None:
+                fence = marker
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is None and _CLOSING_MARKER.search(line):
+            steps.append(_step("\n".join(lines)))
+            lines = []
+    if lines:
+        steps.append(_step("\n".join(lines)))
+    return steps
+
+
+def _step(text: str) -> AnswerStep:
+    numbers = tuple(n for match in find_markers(text) for n in marker_numbers(match))
+    return AnswerStep(text, tuple(dict.fromkeys(numbers)), code_changes_state(text))
