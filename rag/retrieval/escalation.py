@@ -38,7 +38,7 @@ _HEADS = re.compile(
     re.I,
 )
 _SAYS = re.compile(
-    r"\b(?:escalat\w*|page (?:the|a|an|them)\b|paging|contact|call (?:the|us|them)\b|"
+    r"\b(?:escalat\w*|page (?:the|a|an|them)\b|page [`@]|paging|contact|call (?:the|us|them)\b|"
     r"on[- ]?call|pagerduty|opsgenie|reach out|duty manager|incident manager)",
     re.I,
 )
