@@ -14,7 +14,9 @@ Names that are also ordinary words of on-call prose ("chef", "flux", "tempo", "h
 "postgresql", "k8s" for "kubernetes", "es" for "elasticsearch") are left out: a false
 abstention on a covered question costs more than an answer the logistic gate still weighs.
 Chat and paging tools (Slack, PagerDuty, Opsgenie) are left out too: "who do I page on
-PagerDuty" asks about escalation, not about PagerDuty.
+PagerDuty" asks about escalation, not about PagerDuty; and so are the stores Prometheus writes
+to (Thanos, Cortex, Mimir, VictoriaMetrics): "PrometheusRemoteWriteBehind … to thanos" is
+about remote write, which the tenant covers (dev alert post ``pa15``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ PRODUCTS = frozenset(
     elasticsearch opensearch solr meilisearch typesense algolia
     linkerd traefik envoy haproxy nginx caddy kong istio cilium calico
     jenkins argocd spinnaker terraform ansible puppet saltstack pulumi tekton circleci
-    datadog newrelic splunk jaeger zipkin thanos cortex mimir victoriametrics graylog kibana
+    datadog newrelic splunk jaeger zipkin graylog kibana
     logstash fluentd fluentbit sentry dynatrace nagios zabbix icinga
     azure gcp aws ec2 gke eks aks cloudflare akamai fastly heroku openstack vmware vsphere
     esxi proxmox nutanix
