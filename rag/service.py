@@ -211,7 +211,11 @@ class RagService:
         self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
         self.metrics.retrieval_hits.observe(len(candidates.evidence))
         asked = GateQuery(
-            query, catalog.names(), alert, ordinary_unknown=self._ordinary_unknown(candidates)
+            query,
+            catalog.names(),
+            alert,
+            ordinary_unknown=self._ordinary_unknown(candidates),
+            named_runbook=hints.alert_document,
         )
         if alert is not None and alert.name and alert.runbook is None and not alert.generic:
             used = await _db(uses_name(self.store, tenant, alert.name))

@@ -223,3 +223,30 @@ def test_the_gate_abstains_on_a_product_the_tenant_never_names_whatever_it_score
     gate = decide(asked, foreign, model, threshold=0.5)
     assert gate.reason == "low_confidence"
     assert dict(gate.features)["foreign_subject"] == 1.0
+
+
+def test_the_gate_answers_a_question_naming_an_alert_whose_runbook_is_a_candidate() -> None:
+    evidence = tuple(
+        chunk(i, "kubernetes/KubeNodeNotReady", "Impact", vector=i, keyword=i, cosine=0.3)
+        for i in range(1, 4)
+    )
+    candidates = Candidates(
+        evidence=evidence,
+        vector_hits=3,
+        keyword_hits=3,
+        term_df={"kubenodenotreadi": 3, "serious": 0},
+        tenant_chunks=500,
+        term_words={"kubenodenotreadi": ("kubenodenotready",), "serious": ("serious",)},
+    )
+    model = GateModel("model", {name: 0.0 for name in FEATURES}, -5.0, 0.5)
+    asked = GateQuery("KubeNodeNotReady is it serious", frozenset())
+    assert decide(asked, candidates, model, threshold=0.5).reason == "low_confidence"
+    named = GateQuery(
+        "KubeNodeNotReady is it serious", frozenset(), named_runbook="kubernetes/KubeNodeNotReady"
+    )
+    gate = decide(named, candidates, model, threshold=0.5)
+    assert gate.reason is None
+    assert dict(gate.features)["named_runbook"] == 1.0
+    # Named but not among the candidates: the model decides.
+    elsewhere = GateQuery("x", frozenset(), named_runbook="kubernetes/KubeletDown")
+    assert decide(elsewhere, candidates, model, threshold=0.5).reason == "low_confidence"

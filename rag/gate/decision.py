@@ -22,9 +22,11 @@ what it learned on the dev collections carries over to runbooks it never saw
   spelling or by its ``runbook_url``;
 - ``agreement`` — the best runbook is in both retrievers' top five.
 
-Beside the model, a question that names a well-known product (a database engine, a queue, a
-cloud service, a tool) that no chunk of the tenant holds abstains whatever it scores
-(``rag.gate.foreign_subjects``): its subject is a system the tenant does not run.
+Beside the model, a question or alert post that names an alert the tenant has a runbook for
+(``ScopeHints.alert_document``, that runbook among the candidates) answers; and a question that
+names a well-known product (a database engine, a queue, a cloud service, a tool) that no chunk
+of the tenant holds abstains whatever it scores (``rag.gate.foreign_subjects``): its subject
+is a system the tenant does not run.
 
 The features read the candidates in the ranker's first order (``Candidates.ranked_for_gate``):
 which section a runbook shows first decides what to show, not whether to answer.
@@ -118,6 +120,9 @@ class GateQuery:
     # The query's lexemes that the tenant never uses but that come only from ordinary words
     # (``rag.embedding.ordinary_words``): neither known nor unknown to the gate.
     ordinary_unknown: frozenset[str] = frozenset()
+    # The runbook of the one alert the question or post names (``ScopeHints.alert_document``):
+    # the tenant wrote a runbook for what fired.
+    named_runbook: str | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,14 @@ def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, thresh
     found = features(asked, candidates)
     probability = model.probability(found)
     reason = None if probability >= threshold else "low_confidence"
+    named = asked.named_runbook is not None and any(
+        e.document_id == asked.named_runbook for e in candidates.evidence
+    )
+    if named:
+        # The question names an alert the tenant has a runbook for, and that runbook is among
+        # the candidates: it answers, however the rest of the question is worded ("KubeNodeNotReady
+        # is it serious??", "TargetDown job=node-exporter whats the impact").
+        reason = None
     foreign = foreign_subjects(candidates.term_df, candidates.term_words)
     if foreign:
         # A product the tenant's runbooks never name is a system the tenant does not run (or
@@ -190,7 +203,11 @@ def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, thresh
         found["best_cosine"],
         found["idf_coverage"],
         probability,
-        (*found.items(), ("foreign_subject", float(bool(foreign)))),
+        (
+            *found.items(),
+            ("named_runbook", float(named)),
+            ("foreign_subject", float(bool(foreign))),
+        ),
     )
 
 
