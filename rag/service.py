@@ -178,7 +178,11 @@ class RagService:
         # Hosts, addresses, pod hashes and urgency words say where it fired and how stressed
         # the asker is, never which runbook applies (``rag.retrieval.query_noise``); the
         # question as asked is what the answer shows and the trace keeps.
-        query = alert.search_text() if alert else without_noise(without_references(question))
+        query = (
+            alert.search_text()
+            if alert
+            else catalog.with_runbook_names(without_noise(without_references(question)))
+        )
         hints = catalog.hints_in(
             query,
             alert.name_in_tenant if alert else None,
@@ -270,7 +274,10 @@ class RagService:
             max_chars=self.settings.context_max_chars,
         )
         started = time.perf_counter()
-        verified = await draft_verified(self.answerer, question, context.excerpts)
+        # The answerer reads the question as retrieval did (without hosts, hashes and urgency;
+        # an alert named as its runbook writes it); an alert post as it was pasted.
+        asked = question if retrieval.alert is not None else retrieval.asked.text
+        verified = await draft_verified(self.answerer, asked, context.excerpts)
         retrieval.timings_ms["answer"] = _ms_since(started)
         self.metrics.citations_dropped.inc(len(verified.dropped))
         if verified.ungrounded:

@@ -86,6 +86,19 @@ def test_an_alert_named_in_a_question_resolves_to_its_runbook_in_any_spelling() 
     assert hints.alert_document == "kubernetes/KubePodCrashLooping"
 
 
+def test_an_alert_name_is_searched_as_its_runbook_writes_it() -> None:
+    tenant = catalog()
+    assert tenant.with_runbook_names("kubejobfailed on backup-cronjob, can i rerun it") == (
+        "KubeJobFailed on backup-cronjob, can i rerun it"
+    )
+    assert tenant.with_runbook_names("MCCDrainError on worker-1") == (
+        "MachineConfigControllerDrainError on worker-1"
+    )
+    assert tenant.with_runbook_names("sidecar injection not happening") == (
+        "sidecar injection not happening"
+    )
+
+
 def test_no_single_alert_is_named_by_two_alerts_or_by_an_ordinary_word() -> None:
     tenant = catalog()
     assert tenant.alert_named_in("KubePodCrashLooping and KubeJobFailed at once") is None

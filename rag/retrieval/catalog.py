@@ -88,6 +88,22 @@ class TenantCatalog:
             alert_document=alert_document or self.alert_named_in(question),
         )
 
+    def with_runbook_names(self, question: str) -> str:
+        """``question`` with each alert name written as its runbook writes it, when it names
+        exactly one (``alert_named_in``): "kubejobfailed" and "MCCDrainError" read
+        ``KubeJobFailed`` and ``MachineConfigControllerDrainError``, the words the runbook and
+        its chunks hold."""
+        document = self.alert_named_in(question)
+        if document is None:
+            return question
+        written = document.rsplit("/", 1)[-1]
+
+        def respell(match: re.Match[str]) -> str:
+            token = match.group(0)
+            return written if self._named(token) == document else token
+
+        return _WORD.sub(respell, question)
+
     def alert_named_in(self, question: str) -> str | None:
         """The runbook of the alert ``question`` names, when the names it carries that read as
         alert names resolve to exactly one runbook: ``KubePodCrashLooping``, ``MCCDrainError``
