@@ -50,6 +50,10 @@ from rag.retrieval.rank_features import FEATURES, candidate_features
 
 logger = logging.getLogger(__name__)
 
+# How far down the list a question asking whom to page looks for a section that says so, when
+# the first runbook has none.
+_ESCALATION_REACH = 5
+
 
 @dataclass(frozen=True)
 class RankModel:
@@ -190,6 +194,14 @@ def fuse(
         opened = first_runbook_opens_with(order, documents, heads)
         if opened == list(order):
             opened = first_runbook_opens_with(order, documents, says)
+        if opened == list(order) and hints.alert_document is None:
+            # The first runbook says nothing about whom to page; a runbook close behind it
+            # that does opens the answer ("about to roll back the app, who do I page first":
+            # a credential rotation's "Roll-back" came first, the rollback runbook that says
+            # "Page the IMOC" second). A named alert's runbook keeps its place.
+            near = [i for i in order[:_ESCALATION_REACH] if heads[i] or says[i]]
+            if near and documents[near[0]] != documents[order[0]]:
+                opened = [near[0], *(i for i in order if i != near[0])]
         order = opened
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
