@@ -263,3 +263,27 @@ def test_the_gate_answers_a_question_naming_an_alert_whose_runbook_is_a_candidat
     # Named but not among the candidates: the model decides.
     elsewhere = GateQuery("x", frozenset(), named_runbook="kubernetes/KubeletDown")
     assert decide(elsewhere, candidates, model, threshold=0.5).reason == "low_confidence"
+
+
+def test_a_product_beside_a_named_alert_is_where_it_fired_not_the_subject() -> None:
+    evidence = tuple(
+        chunk(i, "kubernetes/CPUThrottlingHigh", "Mitigation", vector=i, keyword=i, cosine=0.7)
+        for i in range(1, 4)
+    )
+    candidates = Candidates(
+        evidence=evidence,
+        vector_hits=3,
+        keyword_hits=3,
+        term_df={"cputhrottlinghigh": 3, "nginx": 0},
+        tenant_chunks=500,
+        term_words={"cputhrottlinghigh": ("cputhrottlinghigh",), "nginx": ("nginx",)},
+    )
+    model = GateModel("model", {name: 0.0 for name in FEATURES}, 5.0, 0.5)
+    named = GateQuery(
+        "CPUThrottlingHigh namespace ingress-nginx",
+        frozenset(),
+        named_runbook="kubernetes/CPUThrottlingHigh",
+    )
+    assert decide(named, candidates, model, threshold=0.5).reason is None
+    unnamed = GateQuery("cpu throttling in ingress-nginx", frozenset())
+    assert decide(unnamed, candidates, model, threshold=0.5).reason == "low_confidence"

@@ -192,7 +192,9 @@ def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, thresh
         # the candidates: it answers, however the rest of the question is worded ("KubeNodeNotReady
         # is it serious??", "TargetDown job=node-exporter whats the impact").
         reason = None
-    foreign = foreign_subjects(candidates.term_df, candidates.term_words)
+    # A named alert is the subject: a product in its labels or summary is where it fired
+    # ("CPUThrottlingHigh … namespace ingress-nginx", dev alert post ``pa12``).
+    foreign = () if named else foreign_subjects(candidates.term_df, candidates.term_words)
     if foreign:
         # A product the tenant's runbooks never name is a system the tenant does not run (or
         # never wrote a runbook for): words it shares with a runbook were written for another
