@@ -23,6 +23,7 @@ NOISE = (
     ("suffix", "asap pls"),
     ("suffix", "from 10.44.0.12:9100"),
     ("suffix", "at 3am"),
+    ("suffix", "for 20 min"),
     ("after_first_word", "on ip-10-4-1-77.ec2.internal"),
     ("after_first_word", "on 192.168.10.21"),
     ("after_first_word", "on worker-7"),
@@ -80,6 +81,9 @@ def test_urgency_goes_but_a_question_about_speed_keeps_its_words() -> None:
         "does an etcd disk need to be fast enough?"
     )
     assert without_noise("what now") == "what now"
+    assert without_noise("jwt auth rejecting requests for 10 min, who do i page") == (
+        "jwt auth rejecting requests, who do i page"
+    )
 
 
 def test_versions_identifiers_api_groups_and_values_are_not_instances() -> None:

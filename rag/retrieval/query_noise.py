@@ -44,6 +44,10 @@ _SOON = frozenset("fast quick quickly immediately".split())
 _DEGREE = frozenset("how too so very not as enough".split())
 _BE = frozenset("is are was were be been".split())
 _PRONOUNS = frozenset("it this that they".split())
+_SINCE = frozenset("for since".split())
+_UNITS = frozenset(
+    "s sec secs seconds m min mins minute minutes h hr hrs hour hours d day days".split()
+)
 _PREPOSITIONS = frozenset("on at from in for to via".split())
 _EDGE = "\"'`()[]{}<>,;*"
 _TRAILING = ".:!?"
@@ -70,7 +74,12 @@ def _core(token: str) -> str:
 
 def _without_places(tokens: list[str]) -> list[str]:
     kept: list[str] = []
-    for token in tokens:
+    for index, token in enumerate(tokens):
+        if _is_duration(tokens, index):
+            # "for 10 min", "since 20 minutes": how long it has been going on, not what.
+            del kept[-2:]
+            _keep_punctuation(kept, token[len(token.rstrip(_TRAILING + _EDGE)) :])
+            continue
         core = _core(token)
         tail = token[len(token.rstrip(_TRAILING + _EDGE)) :]
         labelled = "=" in core
@@ -101,6 +110,14 @@ def _without_urgency(tokens: list[str]) -> list[str]:
             kept.pop()  # "right now"
         _keep_punctuation(kept, tail)
     return [token for token in kept if token]
+
+
+def _is_duration(tokens: list[str], index: int) -> bool:
+    """Whether ``tokens[index]`` is the unit of "for|since <number> <unit>"."""
+    if index < 2 or tokens[index - 2].lower() not in _SINCE:
+        return False
+    number, unit = tokens[index - 1], _core(tokens[index]).lower()
+    return number.isdigit() and unit in _UNITS
 
 
 def _keep_punctuation(kept: list[str], tail: str) -> None:
