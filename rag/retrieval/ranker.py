@@ -191,17 +191,21 @@ def fuse(
         # runbook's owner when it has neither, ``rag.answerers.extractive``).
         heads = [is_escalation_section(e, section_headings(e)) for e in scored]
         says = [says_whom_to_escalate(e) for e in scored]
-        opened = first_runbook_opens_with(order, documents, heads)
-        if opened == list(order):
-            opened = first_runbook_opens_with(order, documents, says)
-        if opened == list(order) and hints.alert_document is None:
+        # A section headed as escalation or contacts ("Contact Numbers") says more than a
+        # runbook whose own name does ("Cloudflare for the on-call", its preamble).
+        named = [heads[i] and bool(section_headings(e)) for i, e in enumerate(scored)]
+        told = [heads[i] or says[i] for i in range(len(scored))]
+        opened = first_runbook_opens_with(order, documents, named)
+        if not named[opened[0]]:
+            opened = _escalation_near(order, named, hints) or first_runbook_opens_with(
+                order, documents, told
+            )
+        if not told[opened[0]]:
             # The first runbook says nothing about whom to page; a runbook close behind it
             # that does opens the answer ("about to roll back the app, who do I page first":
             # a credential rotation's "Roll-back" came first, the rollback runbook that says
-            # "Page the IMOC" second). A named alert's runbook keeps its place.
-            near = [i for i in order[:_ESCALATION_REACH] if heads[i] or says[i]]
-            if near and documents[near[0]] != documents[order[0]]:
-                opened = [near[0], *(i for i in order if i != near[0])]
+            # "Page the IMOC" second).
+            opened = _escalation_near(order, told, hints) or opened
         order = opened
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
@@ -220,6 +224,20 @@ def best_opening_first(
         openings.setdefault(documents[index], index)
     best = max(openings.values(), key=lambda i: (scores[i], -order.index(i)))
     return [best, *(i for i in order if i != best)]
+
+
+def _escalation_near(
+    order: Sequence[int], chosen: Sequence[bool], hints: ScopeHints
+) -> list[int] | None:
+    """``order`` with the first ``chosen`` item among its first places moved to the front;
+    None when there is none, or when the question names an alert (its runbook keeps its
+    place)."""
+    if hints.alert_document is not None:
+        return None
+    near = next((i for i in order[:_ESCALATION_REACH] if chosen[i]), None)
+    if near is None:
+        return None
+    return [near, *(i for i in order if i != near)]
 
 
 def document_first(order: Sequence[int], documents: Sequence[str], document: str) -> list[int]:
