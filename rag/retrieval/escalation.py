@@ -84,3 +84,35 @@ def owner_to_contact(question: str, lead: Evidence) -> str | None:
 def owner_line(owner: str) -> str:
     """The answer's line naming the owner, labelled as what it is: not a runbook's words."""
     return f"Who to contact: this runbook names no escalation path; its owner is {owner}."
+
+
+# Stems of the asking itself ("who do I page / call support / escalate"): holding one says
+# nothing about what the question is about.
+_ASKING_STEMS = (
+    "page",
+    "pagin",
+    "wake",
+    "call",
+    "escal",
+    "contact",
+    "phone",
+    "ring",
+    "ping",
+    "notif",
+    "reach",
+    "support",
+    "oncal",
+    "owner",
+    "own",
+    "team",
+    "first",
+    "someon",
+    "somebodi",
+)
+
+
+def about_the_question(evidence: Evidence) -> bool:
+    """Whether the chunk holds a question word besides the asking ("who do I page"): another
+    runbook's escalation section leads only when it is about what the question is about (a
+    tenant's every runbook says whom to page)."""
+    return any(not term.startswith(_ASKING_STEMS) for term in evidence.matched_terms)

@@ -35,7 +35,12 @@ from importlib import resources
 from pathlib import Path
 
 from rag.errors import ConfigurationError
-from rag.retrieval.escalation import asks_escalation, is_escalation_section, says_whom_to_escalate
+from rag.retrieval.escalation import (
+    about_the_question,
+    asks_escalation,
+    is_escalation_section,
+    says_whom_to_escalate,
+)
 from rag.retrieval.evidence import Evidence
 from rag.retrieval.rank import (
     ScopeHints,
@@ -195,9 +200,12 @@ def fuse(
         # runbook whose own name does ("Cloudflare for the on-call", its preamble).
         named = [heads[i] and bool(section_headings(e)) for i, e in enumerate(scored)]
         told = [heads[i] or says[i] for i in range(len(scored))]
+        # Another runbook's section leads only when it is about what is asked.
+        on_topic = [about_the_question(e) for e in scored]
         opened = first_runbook_opens_with(order, documents, named)
         if not named[opened[0]]:
-            opened = _escalation_near(order, named, hints) or first_runbook_opens_with(
+            near_named = [named[i] and on_topic[i] for i in range(len(scored))]
+            opened = _escalation_near(order, near_named, hints) or first_runbook_opens_with(
                 order, documents, told
             )
         if not told[opened[0]]:
@@ -205,7 +213,8 @@ def fuse(
             # that does opens the answer ("about to roll back the app, who do I page first":
             # a credential rotation's "Roll-back" came first, the rollback runbook that says
             # "Page the IMOC" second).
-            opened = _escalation_near(order, told, hints) or opened
+            near_told = [told[i] and on_topic[i] for i in range(len(scored))]
+            opened = _escalation_near(order, near_told, hints) or opened
         order = opened
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
