@@ -4,6 +4,8 @@ product the tenant never names abstains before any model."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rag.gate.decision import FEATURES, GateModel, GateQuery, decide
 from rag.gate.foreign_subjects import foreign_subjects
 from rag.retrieval.catalog import TenantCatalog
@@ -287,3 +289,20 @@ def test_a_product_beside_a_named_alert_is_where_it_fired_not_the_subject() -> N
     assert decide(named, candidates, model, threshold=0.5).reason is None
     unnamed = GateQuery("cpu throttling in ingress-nginx", frozenset())
     assert decide(unnamed, candidates, model, threshold=0.5).reason == "low_confidence"
+
+
+def test_another_runbooks_contacts_lead_only_when_they_are_about_the_question() -> None:
+    search = "search-indexer"
+    ledger = "ledger-export"
+    found = [
+        replace(
+            chunk(1, search, "Mitigation", vector=1, keyword=1), matched_terms=("search", "index")
+        ),
+        replace(chunk(2, ledger, "Escalation", vector=2, keyword=2), matched_terms=("page",)),
+    ]
+    question = "search indexer stuck, who do I page?"
+    ranked = fuse(found, ScopeHints(), question, term_df={}, tenant_chunks=9)
+    assert ranked[0].document_id == search
+    on_topic = [found[0], replace(found[1], matched_terms=("page", "search"))]
+    ranked = fuse(on_topic, ScopeHints(), question, term_df={}, tenant_chunks=9)
+    assert ranked[0].document_id == ledger
