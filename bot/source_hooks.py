@@ -5,7 +5,8 @@ Verified with the source's own webhook secret: GitHub's ``X-Hub-Signature-256`` 
 ``X-Hub-Signature`` (``sha256=`` and an HMAC-SHA256 of the raw body) or GitLab's
 ``X-Gitlab-Token`` (the secret itself), compared in constant time; anything else is 401. A push
 to another branch (a page of another space) is acknowledged and ignored (202 with the reason).
-An unknown source is a bare 404 that says nothing more.
+An unknown source is a bare 404 that says nothing more. A verified body the source was sent
+before (a replay, bot/core/sources/deliveries.py) is answered 200 "duplicate" and queues nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from urllib.parse import parse_qs
 from aiohttp import web
 
 from bot.core.jobs.queue import JobQueue
+from bot.core.sources.deliveries import delivered_before, delivery_id, remember_delivery
 from bot.core.sources.jobs import queue_sync
 from bot.core.sources.runs import open_secret
-from bot.core.token_cipher import TokenCipher
+from bot.core.token_cipher import SecretUnreadableError, TokenCipher
 from bot.server import AddRoutes
 from rag import SourceRow, Store, get_source
 
@@ -53,10 +55,17 @@ def source_hook_routes(store: Store, jobs: JobQueue, cipher: TokenCipher | None)
         ignored = _ignored(row, payload)
         if ignored is not None:
             return _accepted("ignored", ignored)
+        delivery = delivery_id(request.headers)
+        if await delivered_before(store, row.source_id, body):
+            logger.info("webhook for source %s: delivery %s seen before", source_id, delivery)
+            return web.json_response(
+                {"status": "duplicate", "reason": "this delivery was answered before"}
+            )
         # A redelivered push queues nothing twice; another commit (or page edit) queues another.
         queued = await queue_sync(
             jobs, source_id=row.source_id, tenant=row.tenant_id, key=_change_key(payload, body)
         )
+        await remember_delivery(store, row.source_id, body, delivery)
         logger.info("change of source %s: sync %s", source_id, "queued" if queued else "known")
         return _accepted("queued" if queued else "duplicate", "sync queued")
 
@@ -97,16 +106,31 @@ def _change_key(payload: dict[str, Any], body: bytes) -> str:
 def _verified(
     row: SourceRow, request: web.Request, body: bytes, cipher: TokenCipher | None
 ) -> bool:
-    secret = str(open_secret(row.webhook_secret, cipher, "webhook secret")["secret"]).encode()
+    what = f"the webhook secret of source {row.tenant_id}/{row.name}"
+    try:
+        secret = str(open_secret(row.webhook_secret, cipher, what)["secret"]).encode()
+    except SecretUnreadableError as exc:
+        # Nothing verifies until the key is back (or the source is added again): a 401 like
+        # any other unverified request, and the operator is told why.
+        logger.warning("webhook for source %s refused: %s", row.source_id, exc)
+        return False
     # GitHub signs with X-Hub-Signature-256, Confluence Cloud with X-Hub-Signature (sha256=…).
     signature = request.headers.get("X-Hub-Signature-256") or request.headers.get("X-Hub-Signature")
     if signature is not None:
         expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
-        return hmac.compare_digest(signature.encode(), expected.encode())
+        return hmac.compare_digest(_raw(signature), expected.encode())
     token = request.headers.get("X-Gitlab-Token")
     if token is not None:
-        return hmac.compare_digest(token.encode(), secret)
+        return hmac.compare_digest(_raw(token), secret)
     return False
+
+
+def _raw(header: str) -> bytes:
+    """A header's bytes as sent (aiohttp decodes a byte that is not UTF-8 to a surrogate)."""
+    try:
+        return header.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte: matches no signature
+        return b""
 
 
 def _json(body: bytes, *, form: bool) -> dict[str, Any]:

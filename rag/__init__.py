@@ -55,15 +55,19 @@ from rag.ingest.files import discover_tenants, list_runbook_files, parse_source,
 from rag.ingest.pipeline import IngestLimits, IngestReport, ingest_path
 from rag.ingest.staleness import age_in_days
 from rag.metrics import RagMetrics
+from rag.retrieval.alerts import Alert, parse_alert
 from rag.retrieval.evidence import Evidence, Excerpt
 from rag.retrieval.rank import RRF_K, ScopeHints
 from rag.retrieval.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Candidates, search
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from rag.sources.access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
-from rag.sources.git.cli import GitCredential, remote_default_branch
+from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
+from rag.sources.git.paths import remote_has_folder
 from rag.sources.git.source import GitReader, GitSourceSettings
+from rag.sources.git.target import GitTarget, git_target
 from rag.sources.reader import (
     ItemProblem,
     SourceDocument,
@@ -84,6 +88,7 @@ from rag.sources.sync import remove_source, sync_source
 from rag.sources.sync_report import SyncReport
 from rag.store.connection import RECONNECT_TIMEOUT_S, SHARED_PARTITION, Store, resolve_database_url
 from rag.store.partitions import RebalanceReport, rebalance
+from rag.store.tenant_removal import delete_tenant
 from rag.textout import format_ask_result
 from rag.workspaces import (
     ChannelScope,
@@ -99,6 +104,8 @@ from rag.workspaces import (
 )
 
 __all__ = [
+    "Alert",
+    "parse_alert",
     "BM25_PARAMS",
     "CANDIDATES_PER_RETRIEVER",
     "DEFAULT_EMBEDDING_MODEL",
@@ -162,6 +169,7 @@ __all__ = [
     "run_cli",
     "ask_result_json",
     "channel_service",
+    "delete_tenant",
     "find_tenant",
     "ingest_limits",
     "ingest_path",
@@ -180,6 +188,13 @@ __all__ = [
     "GitReader",
     "GitSourceSettings",
     "remote_default_branch",
+    "GitTarget",
+    "git_target",
+    "SourceAccess",
+    "ALLOW_FILE_SETTING",
+    "ALLOW_PRIVATE_SETTING",
+    "remote_has_branch",
+    "remote_has_folder",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",

@@ -102,7 +102,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     ws_add.add_argument("team_id")
     ws_add.add_argument("tenant")
     ws_add.add_argument("--enterprise", default="")
-    ws.add_parser("list")
+    ws_list = ws.add_parser("list")
+    ws_list.add_argument("--json", action="store_true", help="print one JSON object")
     ws_remove = ws.add_parser("remove")
     ws_remove.add_argument("team_id")
     ws_remove.add_argument("--enterprise", default="")
@@ -294,6 +295,12 @@ async def _workspace(args: argparse.Namespace, settings: Settings) -> int:
                 store, args.team_id, args.tenant, enterprise_id=args.enterprise
             )
             print(f"workspace {ws.team_id} → tenant {ws.tenant_id}")
+        elif args.action == "list" and args.json:
+            mapped = [
+                {"team_id": w.team_id, "enterprise_id": w.enterprise_id, "tenant_id": w.tenant_id}
+                for w in await list_workspaces(store)
+            ]
+            print(json.dumps({"workspaces": mapped}))
         elif args.action == "list":
             for ws in await list_workspaces(store):
                 enterprise = f" (enterprise {ws.enterprise_id})" if ws.enterprise_id else ""

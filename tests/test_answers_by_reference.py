@@ -162,7 +162,7 @@ async def test_migration_006_turns_a_stored_copy_into_references(
         "tenant": unique_tenant, "service": None, "fallback_reason": None, "answer_id": None,
     }  # fmt: skip
     answer_id = uuid.uuid4()
-    migration = files("rag").joinpath("sql/006_answers_by_reference.sql").read_text()
+    migration = files("rag.store").joinpath("sql/006_answers_by_reference.sql").read_text()
     convert = migration[: migration.index("ALTER TABLE answers DROP COLUMN")]
     async with store.pool.connection() as conn:
         await conn.execute(

@@ -66,6 +66,8 @@ async def test_install_answer_with_the_installed_token_then_uninstall(
             "slack_client_id": "1111.2222",
             "slack_client_secret": SecretStr(credentials.SLACK_CLIENT_SECRET),
             "encryption_keys": SecretStr(KEY),
+            # The operator's path: the workspace is joined to acme by hand after the install.
+            "self_service": False,
         }
     )
     service = RagService(

@@ -1,4 +1,5 @@
-"""Periodic work inside ``runbook serve``: flush owner notes, purge expired text.
+"""Periodic work inside ``runbook serve``: flush owner notes, purge expired text, delete
+uninstalled tenants whose retention window has passed.
 
 Every replica runs it; the flush's row locks and the purge's idempotence make that safe. A
 failed round is logged and retried on the next one; it never takes the server down.
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 import aiohttp
 import psycopg
 
+from bot.core.admin.lifecycle import delete_due_tenants
 from bot.core.owners.queue import OwnerMessenger, flush_owner_notes
 from bot.core.owners.runbook_owners import Surface
 from bot.core.retention import purge_expired_text
@@ -58,6 +60,8 @@ async def run_upkeep(
         try:
             if time.monotonic() >= next_purge:
                 await purge_expired_text(store, retain_days=settings.retain_text_days)
+                if deleted := await delete_due_tenants(store):
+                    logger.info("deleted %d uninstalled tenants past retention", len(deleted))
                 next_purge = time.monotonic() + PURGE_EVERY_S
             # A surface this process does not serve leaves its notes to a replica that does.
             if messengers:

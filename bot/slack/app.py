@@ -33,9 +33,12 @@ from bot.slack.delivery.clients import SlackClients
 from bot.slack.delivery.posts import Delivery
 from bot.slack.delivery.retries import install_retry_handlers
 from bot.slack.failures import ErrorReporter
+from bot.slack.home.install import install_callbacks, register_install_lifecycle
+from bot.slack.home.listeners import build_home_page, register_home
 from bot.slack.intake import build_intake_middleware
 from bot.slack.listeners.actions import register_actions
 from bot.slack.listeners.commands import register_commands
+from bot.slack.listeners.drafts import register_drafts
 from bot.slack.listeners.feedback_form import register_feedback_form
 from bot.slack.listeners.incident_actions import register_incident_actions
 from bot.slack.listeners.mentions import register_mentions
@@ -56,6 +59,10 @@ BOT_SCOPES = (
     "groups:history",
     "usergroups:read",
     "im:history",
+    "users:read",  # App Home and drafts: is the person a workspace admin or owner?
+    "channels:read",  # App Home: the channels the bot is in; drafts: can the asker see it
+    "groups:read",
+    "files:write",  # drafts: the Markdown as a file when no source can take it
 )
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
@@ -69,7 +76,7 @@ _NOT_INSTALLED = (
 def build_app(
     *,
     settings: Settings,
-    service: RagService,
+    service: RagService | None,
     store: Store,
     client: AsyncWebClient | None,
     tasks: BackgroundTasks,
@@ -126,10 +133,12 @@ def build_app(
     # The incident channel's buttons go first: the mention and action modules end with
     # catch-alls, and Bolt runs only the first listener that matches.
     register_message_events(bot)  # job handlers only: intake queues the messages it answers
+    register_home(app, build_home_page(store=store, settings=settings, jobs=jobs, tasks=tasks))
     register_incident_actions(app, bot)
     register_mentions(app, bot)
     register_commands(app, bot)
     register_shortcuts(app, bot)
+    register_drafts(app, bot)
     register_actions(app, bot)
     register_feedback_form(app, bot)
     app.error(ErrorReporter(delivery, metrics).handle)
@@ -157,6 +166,7 @@ def _oauth_app(
         redirect_uri_path=REDIRECT_PATH,
         installation_store=installations,
         state_store=PostgresOAuthStateStore(store),
+        callback_options=install_callbacks(store, settings),  # self-service: install → tenant
     )
     # Caches auth.test per token (Bolt would call it on every request); rotated tokens are new
     # keys, and the installation itself is still looked up each time, so uninstalls take effect.
@@ -180,7 +190,7 @@ def _oauth_app(
         oauth_settings=oauth_settings,
         user_facing_authorize_error_message=_NOT_INSTALLED,
     )
-    app.enable_token_revocation_listeners()
+    register_install_lifecycle(app, store, settings, installations)
     return app, authorize
 
 

@@ -46,6 +46,7 @@ from bot.teams.jobs.answering import register_answer_jobs
 from bot.teams.message_action import register_message_action
 from bot.teams.messages import register_messages
 from bot.teams.metrics import TeamsMetrics
+from bot.teams.settings.handlers import register_settings
 from rag import ConfigurationError, RagService, Settings, Store
 
 
@@ -63,7 +64,7 @@ def build_teams_app(
     *,
     settings: Settings,
     mode: TeamsMode,
-    service: RagService,
+    service: RagService | None,
     store: Store,
     tasks: BackgroundTasks,
     metrics: BotMetrics,
@@ -106,6 +107,7 @@ def build_teams_app(
     register_answer_jobs(bot)
     register_incident_jobs(bot)
     register_message_action(agent, bot)
+    register_settings(agent, bot)  # self-service: installs and the settings card
     register_card_actions(agent, bot)
     register_messages(agent, bot)
     hooks = (register_graph_alerts(bot),) if settings.teams_graph_alerts else ()

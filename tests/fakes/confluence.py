@@ -9,17 +9,23 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from rag.sources.confluence.client import ConfluenceAuth, ConfluenceSpace
+from tests.fakes.loopback import serve_on_loopback
 
-FAKE = Path(__file__).resolve().parents[3] / "shared" / "probes" / "confluence_fake.py"
+# RUNBOOK_CONFLUENCE_FAKE points elsewhere (a worktree is one folder deeper than the repo).
+FAKE = Path(
+    os.environ.get("RUNBOOK_CONFLUENCE_FAKE")
+    or Path(__file__).resolve().parents[3] / "shared" / "probes" / "confluence_fake.py"
+)
 # The fake's default credentials (its docstring); the log guard forbids each of them.
 EMAIL = "oncall-bot@kestrel.example"
 API_TOKEN = "kestrel-cloud-token"
@@ -141,3 +147,105 @@ def listed_pages(*options: str) -> list[dict[str, Any]]:
     )
     pages: list[dict[str, Any]] = json.loads(listing.stdout)
     return pages
+
+
+@contextlib.asynccontextmanager
+async def with_draft_pages(fake: ConfluenceFake) -> AsyncIterator[ConfluenceFake]:
+    """The shared fake answers reads only: this front adds the two writes a drafted runbook
+    makes (Cloud v2 ``POST /wiki/api/v2/pages``, Data Center v1 ``POST /rest/api/content``, both
+    with ``status=draft``), stores the page through the fake's control API (so the fake's own
+    API reads it back, ``get-draft=true``), and passes every other request through unchanged,
+    credentials checked by the fake itself."""
+    async with aiohttp.ClientSession() as session:
+
+        async def passthrough(request: web.Request) -> web.StreamResponse:
+            headers = {k: v for k, v in request.headers.items() if k.lower() in _FORWARDED}
+            async with session.request(
+                request.method,
+                fake.site + request.path_qs,
+                headers=headers,
+                data=await request.read(),
+            ) as answer:
+                body = await answer.read()
+                kept = {
+                    k: v
+                    for k, v in answer.headers.items()
+                    if k.lower() in ("content-type", "retry-after")
+                }
+                return web.Response(status=answer.status, body=body, headers=kept)
+
+        async def cloud_page(request: web.Request) -> web.StreamResponse:
+            page = await request.json()
+            auth = {"Authorization": request.headers.get("Authorization", "")}
+            async with session.get(
+                f"{fake.site}/wiki/api/v2/spaces/{page['spaceId']}", headers=auth
+            ) as got:
+                if got.status != 200:
+                    return web.Response(status=got.status, body=await got.read())
+                key = (await got.json())["key"]
+            made = await _control_page(
+                session, fake, key, page.get("parentId"), page, page["body"]["value"]
+            )
+            links = {"base": fake.cloud_url, "webui": f"/spaces/{key}/pages/edit-v2/{made['id']}"}
+            return web.json_response(
+                {"id": str(made["id"]), "status": "draft", "title": page["title"], "_links": links},
+                status=200,
+            )
+
+        async def dc_content(request: web.Request) -> web.StreamResponse:
+            page = await request.json()
+            if not request.headers.get("Authorization", "").startswith("Bearer "):
+                return web.json_response({"statusCode": 401}, status=401)
+            ancestors = page.get("ancestors") or [{}]
+            body = page["body"]["storage"]["value"]
+            made = await _control_page(
+                session, fake, page["space"]["key"], ancestors[-1].get("id"), page, body
+            )
+            links = {"base": fake.site, "webui": f"/pages/resumedraft.action?draftId={made['id']}"}
+            return web.json_response(
+                {
+                    "id": str(made["id"]),
+                    "type": "page",
+                    "status": "draft",
+                    "title": page["title"],
+                    "_links": links,
+                }
+            )
+
+        app = web.Application()
+        app.router.add_post("/wiki/api/v2/pages", cloud_page)
+        app.router.add_post("/rest/api/content", dc_content)
+        app.router.add_route("*", "/{tail:.*}", passthrough)
+        runner, port = await serve_on_loopback(app)
+        try:
+            yield ConfluenceFake(f"http://127.0.0.1:{port}")
+        finally:
+            await runner.cleanup()
+
+
+_FORWARDED = ("authorization", "content-type", "accept")
+
+
+async def _control_page(
+    session: aiohttp.ClientSession,
+    fake: ConfluenceFake,
+    space: str,
+    parent: object,
+    page: dict[str, Any],
+    body: str,
+) -> dict[str, Any]:
+    made = await fake.control(
+        session,
+        "POST",
+        "pages",
+        {
+            "space": space,
+            "parentId": parent,
+            "title": page["title"],
+            "body": body,
+            "status": page.get("status", "current"),
+            "author": "bot",
+        },
+    )
+    assert isinstance(made, dict)
+    return made

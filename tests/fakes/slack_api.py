@@ -102,7 +102,16 @@ class FakeSlack:
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], dict[str, Any]] = {}
         self.usergroups: dict[str, list[str]] = {}  # what usergroups.users.list answers
+        self.workspace_admins: set[str] = set()  # users.info says is_admin for these
+        self.bot_channels: list[tuple[str, str]] = []  # users.conversations: (id, name)
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)  # channel → posts
+        # What users.info says of a user (is_admin …), conversations.info of a channel
+        # (is_private …) and conversations.members lists; unknown ones: a plain member, a
+        # public channel.
+        self.users: dict[str, dict[str, Any]] = {}
+        self.channels: dict[str, dict[str, Any]] = {}
+        self.members: dict[str, list[str]] = {}
+        self.uploads: dict[str, bytes] = {}  # file id → the bytes sent to its upload URL
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
         self._port = 0
@@ -152,6 +161,7 @@ class FakeSlack:
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/api/{method}", self._api)  # slack_sdk GETs a few methods
         app.router.add_post("/response/{key}", self._response_url)
+        app.router.add_post("/upload/{file_id}", self._upload)
         self._runner, self._port = await serve_on_loopback(app)
         return self
 
@@ -178,6 +188,11 @@ class FakeSlack:
         call = SlackCall(method, body, token, 200, bool(reply["ok"]), reply, _now(), None, port)
         self.calls.append(call)
         return web.json_response(reply)
+
+    async def _upload(self, request: web.Request) -> web.StreamResponse:
+        """files.getUploadURLExternal's upload URL: the file's bytes, as Slack takes them."""
+        self.uploads[request.match_info["file_id"]] = await request.read()
+        return web.Response(text="OK - 0")
 
     async def _response_url(self, request: web.Request) -> web.StreamResponse:
         body = await _parse(request)
@@ -254,6 +269,55 @@ class FakeSlack:
                 "channel": channel,
                 "permalink": f"https://fake.slack/archives/{path}",
             }
+        if method == "users.info":
+            user = str(body.get("user"))
+            return {
+                "ok": True,
+                "user": {
+                    "id": user,
+                    "name": user.lower(),
+                    "is_admin": user in self.workspace_admins,
+                    "is_owner": False,
+                    **self.users.get(user, {}),
+                },
+            }
+        if method == "conversations.info":
+            channel = str(body.get("channel"))
+            return {
+                "ok": True,
+                "channel": {
+                    "id": channel,
+                    "name": channel.lower(),
+                    **self.channels.get(channel, {}),
+                },
+            }
+        if method == "conversations.members":
+            return {"ok": True, "members": self.members.get(str(body.get("channel")), [])}
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{next(_MESSAGE_TS):06d}"
+            url = f"http://127.0.0.1:{self._port}/upload/{file_id}"
+            return {"ok": True, "upload_url": url, "file_id": file_id}
+        if method == "files.completeUploadExternal":
+            files = body.get("files")
+            listed = json.loads(files) if isinstance(files, str) else files or []
+            return {
+                "ok": True,
+                "files": [{"id": f.get("id"), "title": f.get("title")} for f in listed],
+            }
+        if method == "users.conversations":
+            channels = [
+                {"id": c, "name": n, "is_channel": True, "is_member": True}
+                for c, n in self.bot_channels
+            ]
+            return {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}
+        if method in ("views.publish", "views.update"):
+            view = body.get("view")
+            parsed = json.loads(view) if isinstance(view, str) else view
+            view_id = body.get("view_id") or f"V{next(_MESSAGE_TS):06d}"
+            return {"ok": True, "view": {"id": view_id, **(parsed or {})}}
+        if method == "usergroups.list":
+            listed = [{"id": g, "handle": g.lower()} for g in self.usergroups]
+            return {"ok": True, "usergroups": listed}
         if method == "usergroups.users.list":
             members = self.usergroups.get(str(body.get("usergroup")))
             if members is None:
@@ -381,7 +445,7 @@ async def _parse(request: web.Request) -> dict[str, Any]:
         parsed = await request.json()
         return {**request.query, **(parsed if isinstance(parsed, dict) else {"_": parsed})}
     form: dict[str, Any] = {**request.query, **(await request.post())}
-    for key in ("blocks", "attachments"):
+    for key in ("blocks", "attachments", "view"):
         if isinstance(form.get(key), str):
             form[key] = json.loads(form[key])
     return form

@@ -12,41 +12,9 @@ from typing import Any
 from psycopg.rows import class_row
 
 from bot.core.gaps.labels import group_terms
+from bot.core.gaps.rows import DocumentRow, FactRow, VoteRow
+from bot.core.gaps.thread_drafts import DRAFTS, ThreadDraft
 from rag import Store
-
-
-@dataclass(frozen=True)
-class FactRow:
-    answer_id: str
-    created_at: datetime
-    status: str
-    topics: list[str]
-    documents: list[str]
-    versions: list[int]
-    question: str | None  # None once retention has removed the answer
-    service: str | None = None
-    embedding: list[float] | None = field(default=None, compare=False, repr=False)
-    embedding_model: str | None = None
-    cosines: list[float] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class VoteRow:
-    answer_id: str
-    value: str
-    reason: str | None
-    documents: list[str]
-
-
-@dataclass(frozen=True)
-class DocumentRow:
-    document_id: str
-    version: int
-    title: str
-    url: str | None
-    owner: str | None
-    updated: str | None
-    service: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +27,8 @@ class GapInputs:
     # How many of the tenant's current chunks use each question term, and how many there are.
     term_df: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
+    # Runbooks drafted from incident threads and delivered for review (issue 40).
+    drafts: list[ThreadDraft] = field(default_factory=list)
 
 
 _FACTS = """
@@ -117,6 +87,8 @@ async def load_gap_inputs(store: Store, tenant: str, *, since: datetime) -> GapI
         terms = sorted(group_terms([f.topics for f in fact_rows]))
         df_rows = await (await conn.execute(_TERM_DF, {**params, "terms": terms})).fetchall()
         chunk_row = await (await conn.execute(_CHUNKS, params)).fetchone()
+        drafts = await conn.cursor(row_factory=class_row(ThreadDraft)).execute(DRAFTS, params)
+        draft_rows = await drafts.fetchall()
     return GapInputs(
         fact_rows,
         vote_rows,
@@ -124,4 +96,5 @@ async def load_gap_inputs(store: Store, tenant: str, *, since: datetime) -> GapI
         owner_targets={str(name): str(target) for name, target in targets},
         term_df={str(term): int(df) for term, df in df_rows},
         chunks=int(chunk_row[0]) if chunk_row else 0,
+        drafts=draft_rows,
     )

@@ -8,13 +8,15 @@ shown as examples only while their text is retained. Every row names its owner
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 
-from bot.core.gaps.data import DocumentRow, FactRow, GapInputs, load_gap_inputs
+from bot.core.gaps.data import GapInputs, load_gap_inputs
 from bot.core.gaps.drafts import draft_title, render_draft
 from bot.core.gaps.groups import OpenGap, Outcomes, open_gaps
 from bot.core.gaps.owners import Owner, Owners, owned_by
+from bot.core.gaps.rows import DocumentRow, FactRow
+from bot.core.gaps.thread_drafts import DRAFT_OPEN, ClosedGap, closing_runbook, draft_of
 from bot.core.gaps.thresholds import GapThresholds, load_gap_thresholds
 from bot.core.owners.feedback_reasons import REASONS
 from rag import Store, age_in_days
@@ -46,6 +48,9 @@ class Gap:
     first_asked: str
     last_asked: str
     draft: str | None  # a Markdown skeleton when no runbook is near
+    # "draft open" when a runbook was drafted from a thread its questions were asked in.
+    thread_draft: str | None = None
+    thread_draft_link: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,8 @@ class GapReport:
     downvoted: list[DownvotedRunbook]
     stale: list[StaleRunbook]
     runbooks: list[RunbookScore]
+    # Gaps closed by a runbook drafted from their thread, merged and answering now.
+    closed: list[ClosedGap] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
@@ -141,7 +148,7 @@ def build_report(
     answered = [f for f in inputs.facts if f.status == "answered"]
     abstained = [f for f in inputs.facts if f.status == "abstained"]
     groups = open_gaps(inputs, thresholds=thresholds, now=now, quiet_days=QUIET_DAYS)
-    gaps = [_gap(g, inputs, owners) for g in groups]
+    gaps, closed = _with_thread_drafts(groups, [_gap(g, inputs, owners) for g in groups], inputs)
     votes = Counter(v.value for v in inputs.votes)
     totals = {
         "questions": len(inputs.facts),
@@ -183,7 +190,28 @@ def build_report(
         downvoted=downvoted,
         stale=stale,
         runbooks=runbooks,
+        closed=closed,
     )
+
+
+def _with_thread_drafts(
+    groups: list[OpenGap], gaps: list[Gap], inputs: GapInputs
+) -> tuple[list[Gap], list[ClosedGap]]:
+    """Open gaps with their thread's draft, and the gaps a merged draft closed."""
+    still_open, closed = [], []
+    for group, gap in zip(groups, gaps, strict=True):
+        draft = draft_of(group.facts, inputs.drafts)
+        if draft is None:
+            still_open.append(gap)
+            continue
+        runbook = closing_runbook(draft, inputs.facts, inputs.documents)
+        if runbook is None:
+            still_open.append(replace(gap, thread_draft=DRAFT_OPEN, thread_draft_link=draft.link))
+            continue
+        closed.append(
+            ClosedGap(gap.id, gap.label, gap.count, runbook.document_id, runbook.title, draft.link)
+        )
+    return still_open, closed
 
 
 def _mine(name: str, target: str | None, wanted: str) -> bool:

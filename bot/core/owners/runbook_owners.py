@@ -25,9 +25,9 @@ Surface = Literal["slack", "teams"]
 DEFAULT_NAME = ""  # the owner_targets row holding the tenant's fallback
 
 _TARGETS: tuple[tuple[re.Pattern[str], TargetKind], ...] = (
-    (re.compile(r"^[UW][A-Z0-9]{2,}$"), "user"),
-    (re.compile(r"^S[A-Z0-9]{2,}$"), "usergroup"),
-    (re.compile(r"^[CG][A-Z0-9]{2,}$"), "channel"),
+    (re.compile(r"^[UW][A-Z0-9_]{2,}$"), "user"),
+    (re.compile(r"^S[A-Z0-9_]{2,}$"), "usergroup"),
+    (re.compile(r"^[CG][A-Z0-9_]{2,}$"), "channel"),
     (re.compile(r"^#[a-z0-9][a-z0-9._-]{0,79}$"), "channel"),
     (re.compile(r"^19:[A-Za-z0-9_.-]{1,200}@thread\.(?:tacv2|skype)$"), "teams_channel"),
 )

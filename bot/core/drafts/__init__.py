@@ -1,0 +1,1 @@
+"""Incident threads drafted into runbooks, reviewed, and delivered as pull requests (issue 40)."""
