@@ -137,6 +137,10 @@ class _Scoring:
     placeholder: dict[int, bool]
     intents: frozenset[str]
     sectioned: frozenset[str]
+    # The runbook of the alert the question names (``ScopeHints.alert_document``).
+    alert_document: str | None = None
+    # Whether the question asks whom to page (``rag.retrieval.escalation``).
+    escalation: bool = False
 
 
 def _score(
@@ -175,8 +179,15 @@ def _score(
         )
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    return _Scoring(scored, section_scores, placeholder, intents, sectioned)
+    return _Scoring(
+        scored,
+        section_scores,
+        placeholder,
+        intents,
+        sectioned,
+        alert_document=hints.alert_document,
+        escalation=asks_escalation(question),
+    )
 
 
 def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
@@ -186,6 +197,7 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         scoring.placeholder,
     )
     intents, sectioned = scoring.intents, scoring.sectioned
+    alert_document = scoring.alert_document
     documents = [e.document_id for e in scored]
     order = list(range(len(scored)))
     if opening:
@@ -209,11 +221,11 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         if order[0] != 0:
             both = [e.score + section_scores[e.chunk_id] for e in scored]
             order = best_opening_first(order, documents, both)
-    if opening and order and hints.alert_document is not None:
+    if opening and order and alert_document is not None:
         # The alert the question names is what fired: its runbook opens the answer whatever
         # workload or host names come with it ("KubePodCrashLooping on alertmanager-main-0"
         # is not an Alertmanager question); the workload's own runbook may follow.
-        order = document_first(order, documents, hints.alert_document)
+        order = document_first(order, documents, alert_document)
     if (
         opening
         and order
@@ -236,10 +248,10 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         impact = ["impact" in section_intents(e, intents, sectioned) for e in scored]
         if not impact[order[0]]:
             order = first_runbook_opens_with(order, documents, impact)
-    if opening and order and asks_escalation(question):
+    if opening and order and scoring.escalation:
         # "who do I page for …": the lead runbook opens on its escalation or contacts section,
         # else on a section that says whom to page or escalate to (the answer names the
-        # runbook's owner when it has neither, ``rag.answerers.extractive``).
+        # runbook's owner when it has neither, ``rag.service``).
         heads = [is_escalation_section(e, section_headings(e)) for e in scored]
         says = [says_whom_to_escalate(e) for e in scored]
         # A section headed as escalation or contacts ("Contact Numbers") says more than a
@@ -251,16 +263,16 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         opened = first_runbook_opens_with(order, documents, named)
         if not named[opened[0]]:
             near_named = [named[i] and on_topic[i] for i in range(len(scored))]
-            opened = _escalation_near(order, near_named, hints) or first_runbook_opens_with(
-                order, documents, told
-            )
+            opened = _escalation_near(
+                order, near_named, alert_document
+            ) or first_runbook_opens_with(order, documents, told)
         if not told[opened[0]]:
             # The first runbook says nothing about whom to page; a runbook close behind it
             # that does opens the answer ("about to roll back the app, who do I page first":
             # a credential rotation's "Roll-back" came first, the rollback runbook that says
             # "Page the IMOC" second).
             near_told = [told[i] and on_topic[i] for i in range(len(scored))]
-            opened = _escalation_near(order, near_told, hints) or opened
+            opened = _escalation_near(order, near_told, alert_document) or opened
         order = opened
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
@@ -283,12 +295,12 @@ def best_opening_first(
 
 
 def _escalation_near(
-    order: Sequence[int], chosen: Sequence[bool], hints: ScopeHints
+    order: Sequence[int], chosen: Sequence[bool], alert_document: str | None
 ) -> list[int] | None:
     """``order`` with the first ``chosen`` item among its first places moved to the front;
     None when there is none, or when the question names an alert (its runbook keeps its
     place)."""
-    if hints.alert_document is not None:
+    if alert_document is not None:
         return None
     near = next((i for i in order[:_ESCALATION_REACH] if chosen[i]), None)
     if near is None:
