@@ -32,7 +32,7 @@ from bot.slack.blocks.draft_modal import (
 from bot.slack.delivery.job_replies import job_request
 from bot.slack.home.people import SlackPeople
 from bot.slack.listeners.draft_delivery import DELIVER, DeliverJob
-from bot.slack.tenancy import origin_of, tenant_of, with_installation
+from bot.slack.tenancy import Origin, origin_of, tenant_of, with_installation
 from bot.slack.thread_reader import read_thread
 from rag import Store
 
@@ -95,11 +95,18 @@ class DraftShortcut:
         self, body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
     ) -> dict[str, Any]:
         origin = origin_of(body, context)
-        tenant = await tenant_of(self.bot.store, origin)
         user = str((body.get("user") or {}).get("id") or "")
         channel = str((body.get("channel") or {}).get("id") or origin.channel_id or "")
         message: dict[str, Any] = body.get("message") or {}
         thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+        return await self.view_for(client, origin, user, channel, thread_ts)
+
+    async def view_for(
+        self, client: AsyncWebClient, origin: Origin, user: str, channel: str, thread_ts: str
+    ) -> dict[str, Any]:
+        """The review modal of one thread for ``user`` (or the notice why there is none): the
+        shortcut's, and the "Write the runbook" button's (``bot.slack.listeners.draft_offers``)."""
+        tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
             return notice_modal("Not connected", "This workspace is not connected to runbooks yet.")
         team = origin.team_id or ""
