@@ -76,13 +76,15 @@ async def offer_on_abstention(
     result: AskResult,
     *,
     channel: str,
-    thread_ts: str,
+    thread_ts: str | None,
     asked_ts: str | None,
 ) -> Card:
     """An abstention asked inside an existing thread that people have worked in gets the
     button; a question that starts its own thread has nothing to draft from yet."""
     answer_id = interaction_id(result)
-    if result.status != "abstained" or answer_id is None or asked_ts in (None, thread_ts):
+    if result.status != "abstained" or answer_id is None or thread_ts is None:
+        return card
+    if asked_ts in (None, thread_ts):
         return card
     if await human_replies(client, channel, thread_ts) < OFFER_AFTER_HUMAN_REPLIES:
         return card
