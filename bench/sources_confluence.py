@@ -27,6 +27,7 @@ import aiohttp
 from bench.results_file import machine_facts, write_result
 from rag import (
     Settings,
+    SourceAccess,
     SyncReport,
     add_source,
     confluence_reader,
@@ -98,8 +99,13 @@ async def run_benchmark(settings: Settings, *, pages: int, site: str) -> dict[st
                 credential={"token": TOKEN},
                 webhook_secret={"secret": "bench"},
             )
+            # The fake is on 127.0.0.1: the operator's allowance for a private network.
             reader = confluence_reader(
-                f"{tenant}/bench", source, {"token": TOKEN}, max_page_bytes=settings.max_file_bytes
+                f"{tenant}/bench",
+                source,
+                {"token": TOKEN},
+                max_page_bytes=settings.max_file_bytes,
+                access=SourceAccess(allow_private_networks=True),
             )
             try:
                 first, first_cost = await _measured(

@@ -25,6 +25,7 @@ from rag import (
     GitReader,
     GitSourceSettings,
     Settings,
+    SourceAccess,
     SyncReport,
     add_source,
     open_runtime,
@@ -112,6 +113,7 @@ async def run_benchmark(settings: Settings, *, files: int) -> dict[str, Any]:
                 credential=None,
                 cache_dir=Path(scratch) / "cache",
                 max_file_bytes=settings.max_file_bytes,
+                access=SourceAccess(allow_file=True),  # a file:// repository made here
             )
             limits = runtime.ingest_limits
             store, embedder = runtime.store, runtime.embedder

@@ -36,6 +36,7 @@ from rag import (
     GitReader,
     GitSourceSettings,
     Settings,
+    SourceAccess,
     SourceListing,
     SourceRead,
     add_source,
@@ -109,6 +110,7 @@ async def sync_once(runtime: Any, repo: Path, budget: int, work: Path) -> dict[s
             credential=None,
             cache_dir=work / "cache" / str(row.source_id),
             max_file_bytes=runtime.settings.max_file_bytes,
+            access=SourceAccess(allow_file=True),  # a file:// repository made here
         )
     )
     limits = replace(runtime.ingest_limits, sync_batch_bytes=budget or 1 << 62)

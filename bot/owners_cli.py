@@ -13,19 +13,17 @@ import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slack_sdk.web.async_client import AsyncWebClient
-
-from bot.core.gaps.html import render_gap_html
 from bot.core.gaps.report import GapReport, gap_report
 from bot.core.owners.runbook_owners import list_owner_targets, map_owner, set_default_owner
 from bot.core.retention import purge_expired_text
-from bot.slack.blocks.card import Card
-from bot.slack.blocks.digest import render_digest
-from bot.slack.delivery.retries import install_retry_handlers
-from bot.slack.owner_messages import owner_recipients
 from rag import Settings, open_store, require_tenant
+
+if TYPE_CHECKING:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.blocks.card import Card
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SLACK_TIMEOUT_S = 10
@@ -109,6 +107,9 @@ async def gaps_command(args: argparse.Namespace, settings: Settings) -> int:
         print(gap.draft, end="")
         return EXIT_OK
     if args.html is not None:
+        # matplotlib (the charts) is a second of import: only the HTML report pays it.
+        from bot.core.gaps.html import render_gap_html
+
         page = await asyncio.to_thread(render_gap_html, report)
         await asyncio.to_thread(args.html.write_text, page, encoding="utf-8")
     if args.json:
@@ -124,6 +125,13 @@ async def digest_command(args: argparse.Namespace, settings: Settings) -> int:
     if settings.slack_bot_token is None:
         print("runbook digest: set SLACK_BOT_TOKEN (and SLACK_API_URL if needed)", file=sys.stderr)
         return EXIT_USAGE
+    # The Slack SDK is imported only by the command that posts to Slack.
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.blocks.digest import render_digest
+    from bot.slack.delivery.retries import install_retry_handlers
+    from bot.slack.owner_messages import owner_recipients
+
     days = max(1, round(args.since / timedelta(days=1)))
     report = await _report(settings, args.tenant, args.since)
     client = AsyncWebClient(

@@ -5,7 +5,8 @@ Verified with the source's own webhook secret: GitHub's ``X-Hub-Signature-256`` 
 ``X-Hub-Signature`` (``sha256=`` and an HMAC-SHA256 of the raw body) or GitLab's
 ``X-Gitlab-Token`` (the secret itself), compared in constant time; anything else is 401. A push
 to another branch (a page of another space) is acknowledged and ignored (202 with the reason).
-An unknown source is a bare 404 that says nothing more.
+An unknown source is a bare 404 that says nothing more. A verified body the source was sent
+before (a replay, bot/core/sources/deliveries.py) is answered 200 "duplicate" and queues nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from urllib.parse import parse_qs
 from aiohttp import web
 
 from bot.core.jobs.queue import JobQueue
+from bot.core.sources.deliveries import delivered_before, delivery_id, remember_delivery
 from bot.core.sources.jobs import queue_sync
 from bot.core.sources.runs import open_secret
 from bot.core.token_cipher import TokenCipher
@@ -53,10 +55,17 @@ def source_hook_routes(store: Store, jobs: JobQueue, cipher: TokenCipher | None)
         ignored = _ignored(row, payload)
         if ignored is not None:
             return _accepted("ignored", ignored)
+        delivery = delivery_id(request.headers)
+        if await delivered_before(store, row.source_id, body):
+            logger.info("webhook for source %s: delivery %s seen before", source_id, delivery)
+            return web.json_response(
+                {"status": "duplicate", "reason": "this delivery was answered before"}
+            )
         # A redelivered push queues nothing twice; another commit (or page edit) queues another.
         queued = await queue_sync(
             jobs, source_id=row.source_id, tenant=row.tenant_id, key=_change_key(payload, body)
         )
+        await remember_delivery(store, row.source_id, body, delivery)
         logger.info("change of source %s: sync %s", source_id, "queued" if queued else "known")
         return _accepted("queued" if queued else "duplicate", "sync queued")
 

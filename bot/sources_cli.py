@@ -26,12 +26,16 @@ from rag import (
     GitCredential,
     GitSourceSettings,
     Settings,
+    SourceAccess,
     SourceRow,
+    SourceSyncError,
     add_source,
+    git_target,
     list_sources,
     open_runtime,
     open_store,
     remote_default_branch,
+    remote_has_folder,
     remove_source,
 )
 
@@ -128,6 +132,21 @@ def _git_settings(
         raise ConfigurationError(f"invalid git source: {_first_error(exc)}") from exc
 
 
+def _check_reach(kind: str, name: str, url: str, settings: Settings) -> None:
+    """Refuse a URL sources may not reach (loopback, private, link-local, internal names,
+    plain http, file://), naming the operator setting that allows it. A name that does not
+    resolve here yet passes: every connection checks the address it reaches."""
+    access = SourceAccess.from_settings(settings)
+    try:
+        if kind == "git":
+            git_target(name, url, access)
+        else:
+            access.check_http_url(name, url)
+    except SourceSyncError as exc:
+        if exc.code != "source_unreachable":
+            raise ConfigurationError(f"source {name!r}: {exc.reason}") from exc
+
+
 def _refuse(args: argparse.Namespace, options: tuple[str, ...], kind: str) -> None:
     given = [o for o in options if getattr(args, o)]
     if given:
@@ -182,6 +201,7 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     name = args.name or _default_name(args)
     if not _NAME.fullmatch(name):
         raise ConfigurationError(f"source name {name!r}: 1-63 letters, digits, '.', '_' or '-'")
+    _check_reach(args.kind, name, args.url, settings)
     cipher = cipher_or_none(settings)
     if credential is not None and cipher is None:
         raise ConfigurationError(
@@ -191,10 +211,18 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     if args.kind == "git" and args.branch is None:
         # The URL is checked by now: ls-remote runs only over the transports sources allow.
         branch = await asyncio.to_thread(
-            remote_default_branch, name, args.url, GitCredential(**(credential or {}))
+            remote_default_branch,
+            name,
+            args.url,
+            GitCredential(**(credential or {})),
+            access=SourceAccess.from_settings(settings),
         )
         source_settings = _git_settings(args.url, branch, args.path, args).model_dump(
             exclude_none=True
+        )
+    if args.kind == "git" and source_settings.get("path"):
+        await _require_folder(
+            name, source_settings, credential, access=SourceAccess.from_settings(settings)
         )
     secret = secrets.token_urlsafe(32)
     async with open_store(settings) as store:
@@ -226,6 +254,31 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
         print("  (set RUNBOOK_PUBLIC_URL to the address the internet reaches RUNBOOK_PORT at)")
     print(f"  sync it now:    runbook source sync --tenant {args.tenant} --name {name}")
     return EXIT_OK
+
+
+async def _require_folder(
+    name: str,
+    source_settings: dict[str, Any],
+    credential: dict[str, str] | None,
+    *,
+    access: SourceAccess,
+) -> None:
+    """Refuse (saving nothing) a ``--path`` the branch does not have: it would sync nothing."""
+    url, branch, folder = (source_settings[k] for k in ("url", "branch", "path"))
+    found = await asyncio.to_thread(
+        remote_has_folder,
+        name,
+        url,
+        branch,
+        folder,
+        GitCredential(**(credential or {})),
+        access=access,
+    )
+    if not found:
+        raise ConfigurationError(
+            f"--path {folder!r} is not a folder of {url} on branch {branch!r}; nothing was "
+            "saved (the path is relative to the repository's root)"
+        )
 
 
 async def _list(args: argparse.Namespace, settings: Settings) -> int:

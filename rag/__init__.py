@@ -62,9 +62,12 @@ from rag.retrieval.retrieve import BM25_PARAMS, HYBRID_QUERY, VECTOR_QUERY, Cand
 from rag.runtime import Runtime, ingest_limits, open_runtime, open_store
 from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from rag.sources.access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
 from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
+from rag.sources.git.paths import remote_has_folder
 from rag.sources.git.source import GitReader, GitSourceSettings
+from rag.sources.git.target import GitTarget, git_target
 from rag.sources.reader import (
     ItemProblem,
     SourceDocument,
@@ -185,7 +188,13 @@ __all__ = [
     "GitReader",
     "GitSourceSettings",
     "remote_default_branch",
+    "GitTarget",
+    "git_target",
+    "SourceAccess",
+    "ALLOW_FILE_SETTING",
+    "ALLOW_PRIVATE_SETTING",
     "remote_has_branch",
+    "remote_has_folder",
     "ItemProblem",
     "SourceDocument",
     "SourceListing",

@@ -19,7 +19,8 @@ RunbookError
     ├── ConfluenceAuthError         confluence_auth_failed
     ├── ConfluenceNotFoundError     confluence_not_found
     ├── ConfluenceUnreachableError  confluence_unreachable (retryable)
-    └── ConfluenceResponseError     confluence_bad_response (status)
+    ├── ConfluenceResponseError     confluence_bad_response (status)
+    └── ConfluenceRefusedError      source_address_refused (an address sources may not reach)
 """
 
 from __future__ import annotations
@@ -204,3 +205,10 @@ class ConfluenceResponseError(ConfluenceError):
     ) -> None:
         self.status = status
         super().__init__(message, space_key=space_key, base_url=base_url)
+
+
+class ConfluenceRefusedError(ConfluenceError):
+    """The site's address is one sources may not reach (loopback, private, link-local, or
+    plain http to a public address); the message names the operator setting that allows it."""
+
+    code = "source_address_refused"

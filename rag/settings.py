@@ -221,6 +221,12 @@ class Settings(BaseSettings):
     # bytes of files or page bodies (see docs/sources.md for the measurement behind it).
     sync_batch_bytes: int = Field(default=4_000_000, ge=1)
     public_url: str | None = None
+    # What sources may reach (issue 36, rag/sources/access.py): public https addresses only.
+    # The first allows loopback and private addresses (and plain http to them) for a
+    # self-hosted Confluence or GitLab inside the network; the second file:// git sources, for
+    # tests and local trials, never inside data_dir. Link-local addresses stay refused.
+    source_allow_private_networks: bool = False
+    source_allow_file: bool = False
 
     # Self-service (issue 39): a workspace or organisation that installs the app gets its own
     # tenant, its installer as first admin; an uninstalled tenant's runbooks and settings are

@@ -5,7 +5,9 @@ from __future__ import annotations
 import textwrap
 
 from rag.answering.answers import AskResult, Citation
+from rag.answering.state_changes import CHANGES_STATE, answer_steps
 from rag.ingest.pipeline import IngestReport
+from rag.retrieval.evidence import Evidence
 from rag.store.partitions import RebalanceReport
 
 
@@ -38,12 +40,13 @@ def format_rebalance_report(report: RebalanceReport, *, min_chunks: int, dry_run
 
 
 def format_ask_result(result: AskResult, *, default_owner: str | None = None) -> str:
-    """The answer with each source once, or for an abstention what to do next (ask
-    ``default_owner``, the tenant's fallback owner when one is set, or ask in other words)."""
+    """The answer with each source once, or for an abstention what to do next: the closest
+    runbooks and their owners when something came near, whom to ask (``default_owner``, the
+    tenant's fallback owner, when one is set), and how to ask again."""
     scope = f"{result.tenant}" + (f" / service {result.service}" if result.service else "")
     lines = [f"[{result.status}{' · ' + result.reason_code if result.reason_code else ''}] {scope}"]
     if result.status == "answered":
-        lines += ["", result.answer, "", "Sources:"]
+        lines += ["", marked_answer(result.answer), "", "Sources:"]
         # Each source once, in order of first citation, with every quote taken from it.
         sources: dict[int, list[Citation]] = {}
         for citation in result.citations:
@@ -57,10 +60,11 @@ def format_ask_result(result: AskResult, *, default_owner: str | None = None) ->
                     quote, 96, initial_indent="      > ", subsequent_indent="      > "
                 )
     elif result.status == "abstained":
-        lines += ["", "No runbook answers this question.", _next_step(result.tenant, default_owner)]
+        lines += ["", "No runbook answers this question.", *_no_answer_steps(result, default_owner)]
     elif result.answer:
         lines.append(result.answer)
-    # An abstention's nearest runbooks did not answer: listing them would read as evidence.
+    # An abstention's nearest runbooks did not answer: they are listed above as such, never as
+    # evidence.
     if result.evidence and result.status != "abstained":
         lines += ["", "Evidence (best first):"]
         for rank, e in enumerate(result.evidence[:5], start=1):
@@ -73,15 +77,53 @@ def format_ask_result(result: AskResult, *, default_owner: str | None = None) ->
     return "\n".join(lines)
 
 
-def _next_step(tenant: str, default_owner: str | None) -> str:
-    if default_owner:
-        who = f"ask {default_owner} (the {tenant} runbooks' default owner)"
-    else:
-        who = (
-            "ask the team that owns the system (`runbook owner default "
-            f"{tenant} TARGET` names someone here)"
-        )
-    return f"Next: {who}, or ask again in other words (`/runbook …` in Slack)."
+def marked_answer(answer: str) -> str:
+    """The answer with "⚠️ changes state (what it does)" above each step whose command changes
+    state, as the chat cards mark them."""
+    parts: list[str] = []
+    for step in answer_steps(answer):
+        if step.changes:
+            parts.append(f"{CHANGES_STATE} ({', '.join(step.changes)})")
+        parts.append(step.text)
+    return "\n".join(parts)
+
+
+def _no_answer_steps(result: AskResult, default_owner: str | None) -> list[str]:
+    """What an on-call does next: the closest runbooks and who owns them (when something was
+    found, labelled as not answering), whom to ask, how to ask again."""
+    lines: list[str] = []
+    nearest = _nearest_documents(result) if result.reason_code in _SHOWS_NEAREST else []
+    if nearest:
+        lines.append("Closest runbooks (not close enough to answer from):")
+        for evidence in nearest:
+            owner = f" · owner {evidence.owner}" if evidence.owner else ""
+            link = f" <{evidence.url}>" if evidence.url else ""
+            lines.append(f"  - {evidence.title} ({evidence.document_id}){owner}{link}")
+    owners = list(dict.fromkeys(e.owner for e in nearest if e.owner))
+    asks = [f"{owners[0]} (owns the closest runbook)"] if owners else []
+    if default_owner and default_owner not in owners:
+        asks.append(f"{default_owner} (the {result.tenant} runbooks' default owner)")
+    who = f"ask {' or '.join(asks)}" if asks else "page the team that owns the service"
+    lines.append(
+        f"Next: {who}, or ask again with the alert name or the service "
+        '(e.g. "KubePodCrashLooping payments-api").'
+    )
+    return lines
+
+
+# Reasons where something was retrieved: the near misses may still be worth opening (as on the
+# chat cards); with ``no_evidence`` nothing came close.
+_SHOWS_NEAREST = frozenset({"low_confidence", "not_in_sources", "unverifiable_citations"})
+_NEAREST = 3
+
+
+def _nearest_documents(result: AskResult) -> list[Evidence]:
+    seen: dict[str, Evidence] = {}
+    for evidence in result.evidence:
+        seen.setdefault(evidence.document_id, evidence)
+        if len(seen) == _NEAREST:
+            break
+    return list(seen.values())
 
 
 def _section(heading_path: tuple[str, ...]) -> str:

@@ -6,6 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from rag import Settings, SourceAccess
+
 _ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "GIT_AUTHOR_NAME": "Runbook Author",
@@ -50,3 +52,14 @@ class GitRepo:
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message, when=when)
         return self.git("rev-parse", "HEAD")
+
+
+def local_sources(settings: Settings) -> Settings:
+    """``settings`` with the operator's allowances for sources on this machine (issue 36):
+    ``file://`` repositories made in a test and fakes on 127.0.0.1."""
+    return settings.model_copy(
+        update={"source_allow_file": True, "source_allow_private_networks": True}
+    )
+
+
+LOCAL_SOURCES = SourceAccess(allow_file=True, allow_private_networks=True)

@@ -11,6 +11,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
@@ -199,7 +200,7 @@ async def test_runbook_audit_json_names_who_changed_what(
     assert await find_tenant(store, team_id=team, enterprise_id="") is None
 
 
-def _form(store: Store, **rules: bool) -> SourceForm:
+def _form(store: Store, **rules: Any) -> SourceForm:
     return SourceForm(store, cipher=CIPHER, rules=NetworkRules(**rules))
 
 
@@ -230,6 +231,22 @@ async def test_a_missing_branch_is_an_error_on_the_branch_field(
             tenant, Actor("slack", INSTALLER), draft, submission_key=uuid.uuid4().hex
         )
     assert "release" in refused.value.errors["branch"]
+
+
+async def test_a_folder_the_branch_lacks_is_an_error_on_the_path_field(
+    store: Store, tmp_path: Path
+) -> None:
+    tenant, _ = await new_tenant(store)
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("runbooks/db.md", "# Failover\n\nPromote the replica.\n")
+    repo.commit("first")
+    draft = SourceDraft(kind="git", url=repo.url, path="runbook")
+    with pytest.raises(FieldErrors) as refused:
+        await _form(store, allow_file=True).submit(
+            tenant, Actor("slack", INSTALLER), draft, submission_key=uuid.uuid4().hex
+        )
+    assert "'runbook'" in refused.value.errors["path"]
+    assert await list_sources(store, tenant=tenant) == []
 
 
 async def test_a_double_submitted_form_adds_one_source(store: Store, tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ import base64
 import aiohttp
 import pytest
 
-from bot.core.drafts.deliver import Submission, deliver
+from bot.core.drafts.change import Submission
+from bot.core.drafts.deliver import deliver
 from rag import Store, add_source
 from tests.fakes.confluence import (
     API_TOKEN,

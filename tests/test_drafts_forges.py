@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from bot.core.drafts.change import Delivered
-from bot.core.drafts.deliver import NoWritableSource, Submission, deliver
+from bot.core.drafts.change import Delivered, Submission
+from bot.core.drafts.deliver import NoWritableSource, deliver
 from bot.core.drafts.forge_http import DeliveryError
 from bot.core.sources.runs import run_sync
 from rag import FastEmbedder, Settings, SourceRow, Store, add_source

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from bot.cli import BUILDER_URL
+from bot.ask_cli import BUILDER_URL
 from bot.slack.modes import slack_mode
 from rag import IngestReport, Settings
 
@@ -97,7 +97,7 @@ def test_slack_mode_follows_the_credentials_given(
         assert all(name in mode.explain() for name in missing)
 
 
-def test_ask_blocks_prints_the_card_and_a_block_kit_builder_link(
+def test_ask_blocks_prints_only_the_cards_json_and_its_builder_link_on_stderr(
     settings: Settings, demo_corpus: IngestReport
 ) -> None:
     assert settings.database_url is not None
@@ -108,8 +108,8 @@ def test_ask_blocks_prints_the_card_and_a_block_kit_builder_link(
     question = "payments are throwing 502s, what do I check first?"
     done = runbook("ask", "--tenant", "acme", "--blocks", question, env=env)
     assert done.returncode == 0, done.stderr
-    card_json, _, link = done.stdout.partition("\nPreview: ")
-    blocks = json.loads(card_json)["blocks"]
+    blocks = json.loads(done.stdout)["blocks"]  # stdout is one JSON document, nothing else
+    link = done.stderr.strip().rpartition("Preview: ")[2]
     assert blocks and any(block["type"] == "actions" for block in blocks)
     assert link.startswith(BUILDER_URL)
     assert json.loads(unquote(link.strip().removeprefix(BUILDER_URL))) == {"blocks": blocks}

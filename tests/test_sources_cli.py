@@ -20,7 +20,13 @@ RST = (
 
 
 def cli_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
-    return {"DATABASE_URL": database_url, "RUNBOOK_DATA_DIR": str(data_dir), **extra}
+    """The CLI's environment; these tests' repositories are on file:// (an operator allowance)."""
+    return {
+        "DATABASE_URL": database_url,
+        "RUNBOOK_DATA_DIR": str(data_dir),
+        "RUNBOOK_SOURCE_ALLOW_FILE": "true",
+        **extra,
+    }
 
 
 async def test_add_sync_and_list_a_git_source_from_the_command_line(
@@ -61,9 +67,52 @@ async def test_add_sync_and_list_a_git_source_from_the_command_line(
     assert result["sources"][0]["report"]["documents"]["added"] == 2
     assert f"{unique_tenant}/ops  git" in listed.stdout
     assert "2 added, 0 changed, 0 unchanged, 0 retired, 0 skipped, 0 failed" in listed.stdout
+    head = repo.git("rev-parse", "HEAD").strip()
+    assert f"  path runbooks  synced commit {head[:12]}" in listed.stdout
     answer = json.loads(asked.stdout)
     assert answer["status"] == "answered"
     assert answer["citations"][0]["document_id"] == "certs"
+
+
+async def test_a_path_the_repository_does_not_have_is_refused_and_nothing_is_saved(
+    store: Store, database_url: str, unique_tenant: str, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("runbooks/disk.md", DISK)
+    repo.commit("runbooks")
+    env = cli_env(database_url, tmp_path / "data")
+
+    typo = runbook(
+        "source",
+        "add",
+        unique_tenant,
+        "git",
+        repo.url,
+        "--path",
+        "runbook",
+        "--name",
+        "ops",
+        env=env,
+    )
+    nested = runbook(
+        "source",
+        "add",
+        unique_tenant,
+        "git",
+        repo.url,
+        "--path",
+        "/runbooks/",
+        "--name",
+        "ok",
+        env=env,
+    )
+
+    assert typo.returncode == 2
+    assert (
+        "--path 'runbook' is not a folder of" in typo.stderr and "nothing was saved" in typo.stderr
+    )
+    assert nested.returncode == 0, nested.stderr
+    assert [row.name for row in await list_sources(store, tenant=unique_tenant)] == ["ok"]
 
 
 async def test_a_failed_sync_exits_1_and_is_listed_with_its_error(

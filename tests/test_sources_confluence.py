@@ -29,8 +29,17 @@ from rag import (
     sync_source,
 )
 from tests.fakes.confluence import API_TOKEN, EMAIL, FAKE, PAT, ConfluenceFake, listed_pages
+from tests.git_repos import local_sources
 from tests.hash_embedder import HashEmbedder
 from tests.test_sources_webhooks import SECRET, bot_serving
+
+
+@pytest.fixture(scope="session")
+def settings(settings: Settings) -> Settings:
+    """The session's settings with the operator allowances for this module's sources:
+    repositories on file:// and fakes on 127.0.0.1 (issue 36)."""
+    return local_sources(settings)
+
 
 PORT = 31254
 

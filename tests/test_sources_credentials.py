@@ -16,6 +16,7 @@ from aiohttp import web
 from bot.server import serving
 from rag import GitCredential, GitReader, GitSourceSettings, SourceSyncError
 from tests import credentials
+from tests.git_repos import LOCAL_SOURCES
 
 PORT = 31253
 
@@ -37,6 +38,7 @@ async def test_a_refused_token_is_sent_as_a_header_and_never_logged_or_shown(
         credential=GitCredential(token=credentials.GIT_TOKEN),
         cache_dir=tmp_path / "cache",
         max_file_bytes=100_000,
+        access=LOCAL_SOURCES,
     )
     caplog.set_level(logging.DEBUG)
 
@@ -60,6 +62,7 @@ async def test_a_deploy_key_file_is_gone_after_the_fetch(tmp_path: Path) -> None
         credential=GitCredential(ssh_key="-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-key\n"),
         cache_dir=tmp_path / "cache",
         max_file_bytes=100_000,
+        access=LOCAL_SOURCES,
     )
 
     with pytest.raises(SourceSyncError) as raised:

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.core.owners.runbook_owners import set_default_owner
 from bot.core.sources.alerts import SourceFailure, SourceFailureReports
 from bot.core.sources.runs import run_sync
 from bot.slack.blocks.source_status import render_source_failure
 from rag import Settings, Store, add_source
-from tests.git_repos import GitRepo
+from tests.git_repos import GitRepo, local_sources
 from tests.hash_embedder import HashEmbedder
+
+
+@pytest.fixture(scope="session")
+def settings(settings: Settings) -> Settings:
+    """The session's settings with the operator allowances for this module's sources:
+    repositories on file:// and fakes on 127.0.0.1 (issue 36)."""
+    return local_sources(settings)
 
 
 class RecordingMessenger:

@@ -24,7 +24,7 @@ from rag import (
     sync_source,
 )
 from rag.embedding.embedder import Vectors
-from tests.git_repos import GitRepo
+from tests.git_repos import LOCAL_SOURCES, GitRepo
 from tests.hash_embedder import HashEmbedder
 
 DISK = "# Disk full\n\n## Mitigation\nDelete old WAL segments only after a verified backup.\n"
@@ -53,6 +53,7 @@ def reader_of(row: SourceRow, settings: Settings, tmp_path: Path, **overrides: o
         credential=None,
         cache_dir=tmp_path / "cache" / str(row.source_id),
         max_file_bytes=int(str(overrides.get("max_file_bytes", settings.max_file_bytes))),
+        access=LOCAL_SOURCES,
     )
 
 

@@ -6,11 +6,20 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
+
 from bot.core.sources.runs import run_sync
 from rag import Embedder, FastEmbedder, Settings, SourceRow, Store, add_source, remove_source
 from rag.answering.answerers import ExtractiveAnswerer
-from tests.git_repos import GitRepo
+from tests.git_repos import GitRepo, local_sources
 from tests.test_slack_interactions import running_bot
+
+
+@pytest.fixture(scope="session")
+def settings(settings: Settings) -> Settings:
+    """The session's settings with the operator allowances for this module's sources:
+    repositories on file:// and fakes on 127.0.0.1 (issue 36)."""
+    return local_sources(settings)
 
 
 async def test_runbook_sources_lists_each_source_with_its_last_sync_privately(

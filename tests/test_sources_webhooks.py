@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+import pytest
 from prometheus_client import CollectorRegistry
 
 from bot.core.jobs.metrics import JobMetrics
@@ -35,9 +36,17 @@ from rag import (
     get_source,
 )
 from rag.embedding.embedder import Vectors
-from tests.git_repos import GitRepo
+from tests.git_repos import GitRepo, local_sources
 from tests.hash_embedder import HashEmbedder
 from tests.slack_harness import forget_unfinished_jobs
+
+
+@pytest.fixture(scope="session")
+def settings(settings: Settings) -> Settings:
+    """The session's settings with the operator allowances for this module's sources:
+    repositories on file:// and fakes on 127.0.0.1 (issue 36)."""
+    return local_sources(settings)
+
 
 PORT = 31252
 SECRET = "hook-secret-for-tests-0123456789"

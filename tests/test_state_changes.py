@@ -76,6 +76,18 @@ CHANGING = [
     # corpus/acme/kubernetes/node-disk-pressure.md
     ("sudo crictl rmi --prune", "deletes"),
     ("sudo truncate -s 0 /var/log/pods/<namespace>_<pod>_<uid>/<container>/0.log", "empties"),
+    # issue 38's known misses: a kill switch, a delete by pattern, an offset reset
+    ("sbctl kill checkout.new-recommendations --env production", "kills"),
+    ("redis-prune --host redis-cart.cache.svc --pattern 'price:*' --batch 1000", "deletes"),
+    (
+        "kafka-consumer-groups.sh --bootstrap-server localhost:9092 --group fulfilment "
+        "--reset-offsets --to-datetime 2025-02-12T09:40:00.000 --topic orders --execute",
+        "resets consumer offsets",
+    ),
+    # scaling up changes state too, it is only not the worst kind
+    ("kubectl scale deployment web --replicas=3", "scales"),
+    ("kubectl -n payments patch hpa payments-gateway --type merge -p '{}'", "changes cluster"),
+    ("helm -n checkout rollback checkout-api 41", "deploys or rolls back"),
 ]
 
 READ_ONLY = [
@@ -101,6 +113,10 @@ READ_ONLY = [
     # corpus/acme/database/primary-failover.md
     "patronictl -c /etc/patroni/patroni.yml list pg-main",
     'psql -h pg-main.db.acme.internal -p 5000 -U healthcheck -c "SELECT pg_is_in_recovery();"',
+    "redis-prune --host redis-cart.cache.svc --pattern 'price:*' --dry-run",
+    "kafka-consumer-groups.sh --bootstrap-server localhost:9092 --group g --reset-offsets "
+    "--to-earliest --topic orders",
+    "ps -ef | grep umount",
     # corpus/acme/payments/gateway-5xx.md
     "kubectl -n payments get pods -l app=payments-gateway -o wide",
     # corpus/acme/kubernetes/node-disk-pressure.md
@@ -108,7 +124,6 @@ READ_ONLY = [
     "sudo crictl images | wc -l",
     # openshift-runbooks (HighlyAvailableWorkloadIncorrectlySpread.md)
     '$ oc get nodes -o yaml | grep -E "^\\s+failure-domain.beta.kubernetes.io/zone" | uniq',
-    "kubectl scale deployment web --replicas=3",
 ]
 
 
@@ -144,3 +159,17 @@ def test_answer_steps_close_at_each_marker_and_keep_a_command_with_its_step() ->
     assert [step.numbers for step in steps] == [(1,), (2,), (3,)]
     assert [step.changes for step in steps] == [(), ("fails over",), ()]
     assert "\n".join(step.text for step in steps) == answer
+
+
+def test_the_cli_text_answer_marks_a_state_changing_step_above_it_and_no_other() -> None:
+    from rag.textout import marked_answer
+
+    answer = (
+        "Check the cluster:\n```bash\npatronictl list\n```\n[1]\n"
+        "Force it:\n```bash\npatronictl failover pg-main --force\n```\n[2]"
+    )
+    lines = marked_answer(answer).split("\n")
+
+    assert lines.count("⚠️ changes state (fails over)") == 1
+    assert lines.index("⚠️ changes state (fails over)") == lines.index("Force it:") - 1
+    assert "\n".join(line for line in lines if not line.startswith("⚠️")) == answer

@@ -1,28 +1,25 @@
 """``runbook teams …``: the AAD tenant allow-list, channel scopes, and the app package; and
-``runbook ask --teams-card``. Registered by ``bot.cli``."""
+``runbook ask --teams-card`` (printed by ``bot.ask_cli``). Registered by ``bot.cli``."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from bot.teams.cards import render_result
 from bot.teams.incident.channel_cli import (
     add_channel_switch_commands,
     is_teams_channel_switch,
     teams_channel_switch_command,
 )
-from bot.teams.package import write_package
 from bot.teams.tenancy import (
     add_teams_tenant,
     list_teams_tenants,
     map_teams_channel,
     remove_teams_tenant,
 )
-from rag import Settings, open_runtime, open_store, require_tenant
+from rag import Settings, open_store
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -62,6 +59,8 @@ def add_teams_commands(commands: Any) -> None:
 
 async def teams_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.teams_command == "package":
+        from bot.teams.package import write_package  # its manifest model is a second of import
+
         out = write_package(args.app_id, args.host, args.out)
         print(f"wrote {out}: upload it in Teams (Apps › Manage your apps › Upload an app)")
         return EXIT_OK
@@ -86,12 +85,3 @@ async def teams_command(args: argparse.Namespace, settings: Settings) -> int:
         else:
             print(f"AAD tenant {args.aad_tenant_id} removed")
     return EXIT_OK
-
-
-async def ask_teams_card_command(args: argparse.Namespace, settings: Settings) -> int:
-    question = " ".join(args.question)
-    async with open_runtime(settings) as runtime:
-        await require_tenant(runtime.store, args.tenant)
-        result = await runtime.service.ask(args.tenant, question, service=args.service)
-    print(json.dumps(render_result(result), indent=2, ensure_ascii=False))
-    return EXIT_FAILED if result.status == "error" else EXIT_OK

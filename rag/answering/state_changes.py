@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from rag.answering.markers import find_markers, marker_numbers
+from rag.answering.state_change_patterns import STATE_CHANGES, StateChange
 
 __all__ = [
     "CHANGES_STATE",
@@ -27,46 +28,6 @@ __all__ = [
 # The label every surface shows on a step or quote holding a state-changing command.
 CHANGES_STATE = "⚠️ changes state"
 
-
-@dataclass(frozen=True)
-class StateChange:
-    """One kind of state-changing command: what it does, and how it is spelled."""
-
-    does: str
-    pattern: re.Pattern[str]
-
-
-def _change(does: str, pattern: str) -> StateChange:
-    return StateChange(does, re.compile(pattern, re.IGNORECASE))
-
-
-# A command word, then anything on the same line up to a shell separator: `kubectl -n x delete`.
-_ARGS = r"[^\n;&|]*?\s"
-
-STATE_CHANGES: tuple[StateChange, ...] = (
-    _change("deletes", rf"\b(?:kubectl|oc)\b{_ARGS}delete\b"),
-    _change("deletes", r"\brm\s+(?:-[a-z]*r[a-z]*f|-[a-z]*f[a-z]*r|-r\s+-f|-f\s+-r)\b"),
-    _change("deletes", rf"\b(?:crictl|docker|podman)\b{_ARGS}(?:rmi?|system\s+prune)\b"),
-    _change("deletes", rf"\b(?:etcdctl\b{_ARGS}del|consul\s+kv\s+delete)\b"),
-    _change("deletes", r"\b(?:FLUSHALL|FLUSHDB)\b"),
-    _change("deletes", r"\bDELETE\s+FROM\b"),
-    _change("drops", r"\b(?:DROP|TRUNCATE)\s+(?:TABLE|DATABASE|INDEX|SCHEMA|VIEW|ROLE|USER)\b"),
-    _change("drops", r"\bTRUNCATE\s+(?!-)\w"),
-    _change("empties a file", r"\btruncate\s+-s\s*0\b"),
-    _change("kills", r"\bkill\s+-(?:9|KILL|SIGKILL)\b|\b(?:pkill|killall)\b"),
-    _change("kills", r"\bpg_(?:terminate|cancel)_backend\b"),
-    _change("force-pushes", r"\bgit\s+push\b[^\n;&|]*\s(?:-f|--force(?:-with-lease)?)\b"),
-    _change("scales to zero", rf"\b(?:kubectl|oc)\b{_ARGS}scale\b[^\n;&|]*--replicas[= ]0\b"),
-    _change("evicts pods", rf"\b(?:kubectl|oc)\b{_ARGS}(?:adm\s+)?drain\b"),
-    _change("reboots", r"(?<![a-z])reboot(?![a-z])|\bshutdown\s+-r\b"),
-    _change(
-        "stops or restarts a service",
-        r"\b(?:systemctl|service|gitlab-ctl)\s+(?:\S+\s+)?(?:stop|restart|kill)\b",
-    ),
-    _change("fails over", rf"\b(?:gitlab-)?patronictl\b{_ARGS}(?:failover|switchover)\b"),
-    _change("fails over", r"\baws\s+rds\s+failover-db-cluster\b|\bSENTINEL\s+failover\b"),
-    _change("rebuilds a node", rf"\b(?:gitlab-)?patronictl\b{_ARGS}(?:reinit|remove)\b"),
-)
 
 # Fenced code blocks and inline code spans, where answers quote commands.
 _CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$|`([^`\n]+)`", re.M | re.S)

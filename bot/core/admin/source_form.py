@@ -31,6 +31,7 @@ from rag import (
     confluence_reader,
     remote_default_branch,
     remote_has_branch,
+    remote_has_folder,
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -151,7 +152,11 @@ class SourceForm:
                     await self._test_git(source)
                 else:
                     reader = confluence_reader(
-                        source.name, source.settings, source.credential or {}, max_page_bytes=1
+                        source.name,
+                        source.settings,
+                        source.credential or {},
+                        max_page_bytes=1,
+                        access=self._rules.access,
                     )
                     await reader.list_items()
         except TimeoutError as exc:
@@ -163,12 +168,23 @@ class SourceForm:
         cred = source.credential or {}
         credential = GitCredential(token=cred.get("token"), ssh_key=cred.get("ssh_key"))
         url = str(source.settings["url"])
-        default = await asyncio.to_thread(remote_default_branch, source.name, url, credential)
+        access = self._rules.access
+        default = await asyncio.to_thread(
+            remote_default_branch, source.name, url, credential, access=access
+        )
         branch = str(source.settings.get("branch") or "")
         if branch == "main" and default != "main":
             source.settings["branch"] = branch = default
-        if not await asyncio.to_thread(remote_has_branch, source.name, url, credential, branch):
+        if not await asyncio.to_thread(
+            remote_has_branch, source.name, url, credential, branch, access=access
+        ):
             raise FieldErrors({"branch": f"the repository has no branch {branch!r}"})
+        folder = str(source.settings.get("path") or "")
+        found = await asyncio.to_thread(
+            remote_has_folder, source.name, url, branch, folder, credential, access=access
+        )
+        if not found:
+            raise FieldErrors({"path": f"branch {branch!r} has no folder {folder!r}"})
 
     async def _store_once(
         self, tenant: str, actor: Actor, source: CheckedSource, submission_key: str

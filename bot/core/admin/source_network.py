@@ -12,9 +12,10 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from rag import Settings
+from rag import Settings, SourceAccess
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@(?P<host>[A-Za-z0-9.-]+):[^/].*$")
 
@@ -23,13 +24,24 @@ _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@(?P<host>[A-Za-z0-9.-]+):[^/].*$")
 class NetworkRules:
     allow_private: bool = False
     allow_file: bool = False
+    data_dir: Path | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> NetworkRules:
-        # The operator allowances of issue 36; absent from a build without them: off.
+        # The operator allowances of issue 36 (rag/sources/access.py).
         return cls(
-            allow_private=bool(getattr(settings, "source_allow_private_networks", False)),
-            allow_file=bool(getattr(settings, "source_allow_file", False)),
+            allow_private=settings.source_allow_private_networks,
+            allow_file=settings.source_allow_file,
+            data_dir=settings.data_dir,
+        )
+
+    @property
+    def access(self) -> SourceAccess:
+        """The same allowances as the rule every connection of a source obeys."""
+        return SourceAccess(
+            allow_private_networks=self.allow_private,
+            allow_file=self.allow_file,
+            data_dir=self.data_dir,
         )
 
 

@@ -23,7 +23,7 @@ from bot.core.answers.result_codec import (
 )
 from rag import AskResult, Store, load_chunks, runbook_of
 
-Entry = Literal["mention", "command", "shortcut", "alert", "follow_up", "dm"]
+Entry = Literal["mention", "command", "shortcut", "alert", "follow_up", "dm", "cli"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""What a delivery writes: one file on a branch named for the draft, and the request to merge it."""
+"""What a delivery writes: one file on a branch named for the draft, and the request to merge it;
+and the reviewed draft it writes it from."""
 
 from __future__ import annotations
 
@@ -41,3 +42,35 @@ class Delivered:
     branch: str | None = None
     path: str | None = None
     created: bool = True  # False: an earlier attempt had made it already
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A reviewed draft: ``destination`` is ``new`` or the document id of the runbook that
+    gets ``section`` appended."""
+
+    tenant: str
+    draft_id: str
+    title: str
+    markdown: str
+    section: str
+    destination: str
+    thread_link: str
+    asked_by: str
+    redactions: int
+
+    @property
+    def branch(self) -> str:
+        return f"runbook-draft/{self.draft_id}"
+
+    def description(self) -> str:
+        secrets = (
+            f" {self.redactions} secret(s) posted in the thread were redacted."
+            if self.redactions
+            else ""
+        )
+        return (
+            f"Drafted by runbook-bot from [the incident thread]({self.thread_link}) at the request "
+            f"of {self.asked_by}. Every step was posted in that thread by the person it names; "
+            f"check each before merging.{secrets}\n\nDraft `{self.draft_id}`."
+        )

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 from markdown_it import MarkdownIt
 
-from bot.core.drafts.change import Delivered
+from bot.core.drafts.change import Delivered, Submission
 from bot.core.drafts.forge_http import DeliveryError, ForgeHttp, Reply
-
-if TYPE_CHECKING:
-    from bot.core.drafts.deliver import Submission
 
 RUNBOOK_PARENT = "Runbooks"
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.S)

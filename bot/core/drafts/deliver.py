@@ -4,11 +4,9 @@ surface posts the Markdown as a file in the thread instead."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiohttp
 
-from bot.core.drafts.change import Delivered, FileChange
+from bot.core.drafts.change import Delivered, FileChange, Submission
 from bot.core.drafts.confluence_pages import create_draft_page
 from bot.core.drafts.destinations import ForgeTarget, forge_target
 from bot.core.drafts.forge_http import DeliveryError, ForgeHttp
@@ -24,38 +22,6 @@ NEW_RUNBOOK = "new"
 class NoWritableSource(DeliveryError):
     def __init__(self) -> None:
         super().__init__("no_source", "the tenant has no git or Confluence source to write to")
-
-
-@dataclass(frozen=True)
-class Submission:
-    """A reviewed draft: ``destination`` is ``new`` or the document id of the runbook that
-    gets ``section`` appended."""
-
-    tenant: str
-    draft_id: str
-    title: str
-    markdown: str
-    section: str
-    destination: str
-    thread_link: str
-    asked_by: str
-    redactions: int
-
-    @property
-    def branch(self) -> str:
-        return f"runbook-draft/{self.draft_id}"
-
-    def description(self) -> str:
-        secrets = (
-            f" {self.redactions} secret(s) posted in the thread were redacted."
-            if self.redactions
-            else ""
-        )
-        return (
-            f"Drafted by runbook-bot from [the incident thread]({self.thread_link}) at the request "
-            f"of {self.asked_by}. Every step was posted in that thread by the person it names; "
-            f"check each before merging.{secrets}\n\nDraft `{self.draft_id}`."
-        )
 
 
 async def deliver(

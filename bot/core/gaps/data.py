@@ -12,42 +12,9 @@ from typing import Any
 from psycopg.rows import class_row
 
 from bot.core.gaps.labels import group_terms
+from bot.core.gaps.rows import DocumentRow, FactRow, VoteRow
 from bot.core.gaps.thread_drafts import DRAFTS, ThreadDraft
 from rag import Store
-
-
-@dataclass(frozen=True)
-class FactRow:
-    answer_id: str
-    created_at: datetime
-    status: str
-    topics: list[str]
-    documents: list[str]
-    versions: list[int]
-    question: str | None  # None once retention has removed the answer
-    service: str | None = None
-    embedding: list[float] | None = field(default=None, compare=False, repr=False)
-    embedding_model: str | None = None
-    cosines: list[float] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class VoteRow:
-    answer_id: str
-    value: str
-    reason: str | None
-    documents: list[str]
-
-
-@dataclass(frozen=True)
-class DocumentRow:
-    document_id: str
-    version: int
-    title: str
-    url: str | None
-    owner: str | None
-    updated: str | None
-    service: str | None = None
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from bot.core.gaps.clusters import cluster, mean_similarity, unit_rows
-from bot.core.gaps.data import DocumentRow, FactRow, GapInputs
+from bot.core.gaps.data import GapInputs
 from bot.core.gaps.labels import Label, TermRarity, group_terms, label_group
+from bot.core.gaps.rows import DocumentRow, FactRow
 from bot.core.gaps.thresholds import GapThresholds
 
 

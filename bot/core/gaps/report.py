@@ -11,10 +11,11 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 
-from bot.core.gaps.data import DocumentRow, FactRow, GapInputs, load_gap_inputs
+from bot.core.gaps.data import GapInputs, load_gap_inputs
 from bot.core.gaps.drafts import draft_title, render_draft
 from bot.core.gaps.groups import OpenGap, Outcomes, open_gaps
 from bot.core.gaps.owners import Owner, Owners, owned_by
+from bot.core.gaps.rows import DocumentRow, FactRow
 from bot.core.gaps.thread_drafts import DRAFT_OPEN, ClosedGap, closing_runbook, draft_of
 from bot.core.gaps.thresholds import GapThresholds, load_gap_thresholds
 from bot.core.owners.feedback_reasons import REASONS

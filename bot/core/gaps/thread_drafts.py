@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # data.py loads the drafts with this module's query and row type
-    from bot.core.gaps.data import DocumentRow, FactRow
+from bot.core.gaps.rows import DocumentRow, FactRow
 
 DRAFT_OPEN = "draft open"
 

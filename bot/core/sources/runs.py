@@ -18,6 +18,7 @@ from rag import (
     GitSourceSettings,
     RunbookError,
     Settings,
+    SourceAccess,
     SourceReader,
     SourceRow,
     SourceSyncError,
@@ -89,10 +90,15 @@ def reader_for(row: SourceRow, *, settings: Settings, cipher: TokenCipher | None
             ),
             cache_dir=settings.data_dir / "sources" / str(row.source_id),
             max_file_bytes=settings.max_file_bytes,
+            access=SourceAccess.from_settings(settings),
         )
     if row.kind == "confluence":
         return confluence_reader(
-            label, row.settings, opened, max_page_bytes=settings.max_file_bytes
+            label,
+            row.settings,
+            opened,
+            max_page_bytes=settings.max_file_bytes,
+            access=SourceAccess.from_settings(settings),
         )
     raise SourceSyncError(label, f"no reader for {row.kind!r} sources", code="source_unavailable")
 

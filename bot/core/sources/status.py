@@ -10,6 +10,9 @@ def describe_source(row: SourceRow) -> list[str]:
     where = row.settings.get("url") or row.settings.get("base_url")
     scope = row.settings.get("branch") or row.settings.get("space")
     lines = [f"{row.tenant_id}/{row.name}  {row.kind}  {where}  ({scope})"]
+    if row.kind == "git":
+        synced = row.last_version[:12] if row.last_version else "none yet"
+        lines.append(f"  path {row.settings.get('path') or '/'}  synced commit {synced}")
     if row.last_sync_at is None:
         lines.append("  never synced")
         return lines

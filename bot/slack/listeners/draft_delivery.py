@@ -11,7 +11,8 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.drafts.deliver import Submission, deliver
+from bot.core.drafts.change import Submission
+from bot.core.drafts.deliver import deliver
 from bot.core.drafts.forge_http import DeliveryError
 from bot.core.drafts.review import KINDS, as_section, destination_of
 from bot.core.drafts.store import DraftRow, DraftStore

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from rag.answering.answerers._passages import Passage, cut_passages
 from rag.answering.answerers.answer_lines import AnswerLines
+from rag.answering.answerers.caveats import caveat_after, quotable_caveat
 from rag.answering.answerers.passage_scores import Scored
 from rag.answering.answerers.quotable import (
     code_lines,
@@ -74,7 +75,7 @@ def also_see_procedure(
             or not under_section_word(evidence, "mitigation")
         ):
             continue
-        steps = [p for p in cut_passages(evidence.content) if _seeable(p, quoted)]
+        steps = [p for p in cut_passages(evidence.content) if _seeable(p, quoted, evidence.content)]
         if steps:
             opening = steps[:_FIRST_COMMAND_WITHIN]
             seen.add(where)
@@ -92,12 +93,15 @@ def _is_procedure(excerpt: Excerpt, sectioned: frozenset[str]) -> bool:
     )
 
 
-def _seeable(passage: Passage, quoted: set[str]) -> bool:
+def _seeable(passage: Passage, quoted: set[str], content: str) -> bool:
     """Whether an "also see" line can show the passage: one quotable sentence, not yet quoted,
     with the command it introduces when it introduces one ("Raise `maxmemory` temporarily:"),
+    with the restriction that follows it in the runbook ("Never … without the owning team"),
     and never a sentence cut off at its colon."""
     text = passage.text
     if not quotable_text(passage) or table_row(text) or text in quoted or not _one_claim(text):
+        return False
+    if not quotable_caveat(caveat_after(content, passage)):
         return False
     code = passage.code
     if code is None:
@@ -122,6 +126,10 @@ def _see(answer: AnswerLines, excerpt: Excerpt, passage: Passage) -> None:
         citations.append(DraftCitation(n, passage.code.quote))
     else:
         line += f" [{n}]"
+    caveat = caveat_after(excerpt.evidence.content, passage)
+    if caveat is not None:  # the restriction travels with its step, with its own marker
+        line += f" {caveat.text} [{n}]"
+        citations.append(DraftCitation(n, caveat.text))
     answer.lines.append(line)
     answer.citations.extend(citations)
 
@@ -146,7 +154,7 @@ def also_see(
             break
         evidence = item.excerpt.evidence
         where = (evidence.document_id, evidence.section)
-        if where in seen or not _seeable(item.passage, quoted):
+        if where in seen or not _seeable(item.passage, quoted, evidence.content):
             continue
         seen.add(where)
         quoted.add(item.passage.text)

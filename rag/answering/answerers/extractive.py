@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from rag.answering.answerers._passages import Unit, cut_units
 from rag.answering.answerers.also_see import MAX_ALSO_SEE, also_see, also_see_procedure
 from rag.answering.answerers.answer_lines import MAX_LEAD_LINES, AnswerLines
+from rag.answering.answerers.caveats import restricting_unit, set_variables
 from rag.answering.answerers.passage_scores import Scored, score_passages
 from rag.answering.answerers.quotable import (
     code_lines,
@@ -82,6 +83,7 @@ class ExtractiveAnswerer:
         seen = {(e.evidence.document_id, e.evidence.section) for e in (lead, *followed)}
         shown = also_see_procedure(answer, question, lead, excerpts, seen)
         also_see(answer, scored, seen, MAX_ALSO_SEE - shown)
+        set_variables(answer.lines, answer.citations, excerpts, lead.evidence.document_id)
         text = "\n".join(answer.lines)
         return Draft("answered", text, tuple(answer.citations), provider=self.name)
 
@@ -107,6 +109,7 @@ def _quote_section(
     start = _opening(units, answering, answer.room)
     before = len(answer.citations)
     pending: Unit | None = None
+    last = -1
     for index in range(start, len(units)):
         if answer.room <= 0:
             break
@@ -125,7 +128,12 @@ def _quote_section(
                 break  # the next step does not fit: stop rather than skip it
             continue
         answer.add(shown.text, shown.citations, shown.cost)
-        label = ""
+        label, last = "", index
+    caveat = restricting_unit(units, last) if last >= 0 and last + 1 < len(units) else None
+    if caveat is not None and (shown := _show(caveat, excerpt.n, MAX_LEAD_LINES)) is not None:
+        # The line cap stopped the quote before the runbook's restriction: it comes anyway.
+        if shown.citations[0] not in answer.citations:
+            answer.add(shown.text, shown.citations, shown.cost)
     if len(answer.citations) == before and scored:
         _quote_best_passage(answer, excerpt, scored)
 

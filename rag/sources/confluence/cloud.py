@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from rag.errors import ConfluenceAuthError, ConfluenceNotFoundError
+from rag.errors import ConfluenceAuthError, ConfluenceNotFoundError, ConfluenceResponseError
 from rag.sources.confluence.fields import (
     integer_field,
     object_field,
@@ -201,14 +201,46 @@ async def _walk(
             yield item
         links = answer.get("_links")
         following = links.get("next") if isinstance(links, dict) else None
-        url = _same_origin(connection, following) if isinstance(following, str) else None
+        url = (
+            _same_origin(connection, following, subject=subject)
+            if isinstance(following, str)
+            else None
+        )
         query = None  # the next link carries the whole query
 
 
-def _same_origin(connection: ConfluenceConnection, link: str) -> str:
-    # Only the path and query are taken: the credential goes nowhere but the configured site.
-    parts = urlsplit(link)
-    return f"{connection.space.origin}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+def _same_origin(connection: ConfluenceConnection, link: str, *, subject: str) -> str:
+    """The next page's URL, only on the site's own origin (scheme, host, port): the request
+    carries the credential, so a link elsewhere is a recorded error, never followed.
+
+    Cloud links a path on the origin (``/wiki/api/v2/…?cursor=…``); an absolute URL is taken
+    when its origin is the site's. Anything else (``.evil.example/…``, ``:8443/…``,
+    ``@evil.example/…``, ``//evil.example/…``) is an answer the client does not use.
+    """
+    space = connection.space
+    site = urlsplit(space.base_url)
+    try:
+        if link.startswith("/") and not link.startswith("//"):
+            target = urlsplit(urljoin(space.origin + "/", link))
+        else:
+            target = urlsplit(link)
+        origin = (target.scheme, target.hostname, _port_of(target.scheme, target.port))
+    except ValueError:
+        origin = None
+    wanted = (site.scheme, site.hostname, _port_of(site.scheme, site.port))
+    if origin != wanted or target.username is not None or target.password is not None:
+        raise ConfluenceResponseError(
+            f"{subject}: the next-page link does not lead to {space.origin}; not followed",
+            space_key=space.space_key,
+            base_url=space.base_url,
+        )
+    return urlunsplit((site.scheme, site.netloc, target.path, target.query, ""))
+
+
+def _port_of(scheme: str, port: int | None) -> int | None:
+    if port is not None:
+        return port
+    return {"https": 443, "http": 80}.get(scheme)
 
 
 def _api(connection: ConfluenceConnection, path: str) -> str:

@@ -54,7 +54,7 @@ def timestamp_field(item: dict[str, Any], name: str, *, subject: str) -> dt.date
     try:
         when = dt.datetime.fromisoformat(text)
     except ValueError as exc:
-        raise MalformedAnswer(f"{subject}: {name!r} is not a time: {text[:40]!r}") from exc
+        raise MalformedAnswer(f"{subject}: {name!r} is not a time") from exc
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return when.astimezone(dt.UTC)

@@ -3,6 +3,9 @@
 A 429 (and a 502/503/504) is retried after its ``Retry-After`` — a bounded number of times, each
 wait capped — and every failure becomes one ``ConfluenceError`` naming the space and the site.
 Redirects are not followed: the credential must never be sent to an address the user did not give.
+An error says what kind of failure and which HTTP status, never what the answer's body said: the
+message is stored as the source's last error, which every user of the tenant may read, and the
+body of an internal service that answered by mistake may hold anything.
 """
 
 from __future__ import annotations
@@ -22,19 +25,26 @@ import aiohttp
 from rag.errors import (
     ConfluenceAuthError,
     ConfluenceNotFoundError,
+    ConfluenceRefusedError,
     ConfluenceResponseError,
     ConfluenceUnreachableError,
 )
 from rag.sources.confluence.space import ConfluenceSpace
+from rag.sources.connector import address_refusal_in
 
 logger = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=60, connect=10, sock_read=30)
 _RETRY_STATUSES = frozenset({429, 502, 503, 504})
-_DETAIL_CHARS = 200
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 _T = TypeVar("_T")
-_E = TypeVar("_E", ConfluenceAuthError, ConfluenceNotFoundError, ConfluenceUnreachableError)
+_E = TypeVar(
+    "_E",
+    ConfluenceAuthError,
+    ConfluenceNotFoundError,
+    ConfluenceRefusedError,
+    ConfluenceUnreachableError,
+)
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,9 @@ class ConfluenceConnection:
                     text = await self._read(response, subject)
                     location = response.headers.get("Location", "")
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+                refusal = address_refusal_in(exc)
+                if refusal is not None:
+                    raise self._error(ConfluenceRefusedError, refusal) from None
                 transport_failures += 1
                 if transport_failures < policy.transport_attempts:
                     await asyncio.sleep(policy.transport_wait_s)
@@ -164,7 +177,7 @@ class ConfluenceConnection:
             )
         if status != 200:
             raise ConfluenceResponseError(
-                f"HTTP {status} for {subject}: {_detail(text)}",
+                f"HTTP {status} for {subject}",
                 space_key=self.space.space_key,
                 base_url=self.space.base_url,
                 status=status,
@@ -220,19 +233,3 @@ def _retry_after(value: str | None, attempt: int) -> float:
         if when is not None and when.tzinfo is not None:
             return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
     return float(2 ** (attempt - 1))
-
-
-def _detail(text: str) -> str:
-    """The site's own error words (v2 ``errors[0].title``, v1 ``message``), kept short."""
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        payload = None
-    message: object = None
-    if isinstance(payload, dict):
-        errors = payload.get("errors")
-        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
-            message = errors[0].get("title") or errors[0].get("detail")
-        message = message or payload.get("message")
-    words = " ".join(str(message or text or "no details").split())
-    return words[:_DETAIL_CHARS]

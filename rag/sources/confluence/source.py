@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 
 from rag.errors import ConfigurationError, EmptyRunbookError, RunbookFormatError
+from rag.sources.access import SourceAccess
 from rag.sources.confluence.client import (
     REQUEST_TIMEOUT,
     ConfluenceAuth,
@@ -32,19 +33,26 @@ from rag.sources.confluence.client import (
     list_pages,
     page_runbook,
 )
+from rag.sources.connector import guarded_session
 from rag.sources.reader import ItemProblem, SourceDocument, SourceListing, SourceMeta, SourceRead
 
 
 @dataclass(frozen=True)
 class ConfluenceReader:
-    """One Confluence source; ``max_page_bytes`` caps a page's storage body."""
+    """One Confluence source; ``max_page_bytes`` caps a page's storage body. Every connection
+    obeys ``access`` (public https addresses unless the operator allows more)."""
 
     name: str
     space: ConfluenceSpace
     max_page_bytes: int
+    access: SourceAccess = SourceAccess()
+
+    def _session(self) -> aiohttp.ClientSession:
+        plain_http = self.space.base_url.startswith("http://")
+        return guarded_session(self.access, plain_http=plain_http, timeout=REQUEST_TIMEOUT)
 
     async def list_items(self) -> SourceListing:
-        async with aiohttp.ClientSession(timeout=REQUEST_TIMEOUT) as session:
+        async with self._session() as session:
             pages = await list_pages(session, self.space)
         return SourceListing(items={page.page_id: str(page.version) for page in pages})
 
@@ -56,7 +64,7 @@ class ConfluenceReader:
             return read
         asked = list(item_ids)
         index, total = 0, 0
-        async with aiohttp.ClientSession(timeout=REQUEST_TIMEOUT) as session:
+        async with self._session() as session:
             # Pages come in the order asked, a page gone since the listing as its error.
             pages = fetch_pages(session, self.space, asked)
             async with aclosing(pages):
@@ -117,7 +125,12 @@ class ConfluenceReader:
 
 
 def confluence_reader(
-    name: str, settings: Mapping[str, Any], credential: Mapping[str, Any], *, max_page_bytes: int
+    name: str,
+    settings: Mapping[str, Any],
+    credential: Mapping[str, Any],
+    *,
+    max_page_bytes: int,
+    access: SourceAccess | None = None,
 ) -> ConfluenceReader:
     """The reader of a stored Confluence source: ``settings`` (base_url, space, label, email)
     and its opened credential (``token`` with an e-mail: Cloud; ``pat``: Data Center)."""
@@ -135,4 +148,6 @@ def confluence_reader(
         label=label if isinstance(label, str) else None,
         auth=auth,
     )
-    return ConfluenceReader(name=name, space=space, max_page_bytes=max_page_bytes)
+    return ConfluenceReader(
+        name=name, space=space, max_page_bytes=max_page_bytes, access=access or SourceAccess()
+    )

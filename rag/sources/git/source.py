@@ -1,16 +1,21 @@
 """The git kind of source: a branch of a repository (optionally one folder of it), read with
 the git CLI into a bare cache under ``RUNBOOK_DATA_DIR/sources/<source id>``.
 
-Fetches bring commits and trees only (``--filter=blob:none`` where the server allows it):
-enough to list every runbook file with its blob id, which is the item's version, and to date
-each file by its last commit; file contents are fetched for the changed files alone. Files are
-read from git's object store, never from a checkout, so a symbolic link is never followed (it
-is listed as skipped), and neither is a submodule.
+Fetches bring commits, trees and the blobs under the file cap (``--filter=blob:limit=``, where
+the server allows it): a blob over ``RUNBOOK_MAX_FILE_BYTES`` never reaches the cache's disk,
+and the listing skips it from its size — the blob missing, or ``cat-file --batch-check``'s
+size when the server sent it anyway — before any file is read, so no oversized blob is ever
+held in memory. Each runbook file's blob id is the item's version; each file is dated by its
+last commit. Files are read from git's object store, never from a checkout, so a symbolic link
+is never followed (it is listed as skipped), and neither is a submodule. Only the fetch may
+reach the remote (its URL checked and pinned by ``git_target``); every other git command may
+use no transport, so a blob missing from the cache is never fetched behind the sync's back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from rag.errors import IngestFileError, IngestFileSkipped, SourceSyncError
 from rag.formats import runbook_suffix
 from rag.ingest.files import decode_runbook_bytes, parse_source
+from rag.sources.access import SourceAccess
 from rag.sources.git.cli import (
     FETCH_TIMEOUT_S,
     LOCAL_TIMEOUT_S,
@@ -31,6 +37,7 @@ from rag.sources.git.cli import (
     run_git,
 )
 from rag.sources.git.links import CODEOWNERS_PATHS, OwnerRule, owner_of, parse_codeowners, web_url
+from rag.sources.git.target import GitTarget, git_target
 from rag.sources.reader import ItemProblem, SourceDocument, SourceListing, SourceMeta, SourceRead
 
 _SYMLINK_MODE = "120000"
@@ -82,13 +89,15 @@ class GitSourceSettings(BaseModel):
 
 @dataclass(frozen=True)
 class GitReader:
-    """One git source. ``cache_dir`` is its own; the sync holds the tenant lock around it."""
+    """One git source. ``cache_dir`` is its own; the sync holds the tenant lock around it.
+    The fetch obeys ``access`` (public https/ssh addresses unless the operator allows more)."""
 
     name: str
     settings: GitSourceSettings
     credential: GitCredential | None
     cache_dir: Path
     max_file_bytes: int
+    access: SourceAccess = SourceAccess()
 
     async def list_items(self) -> SourceListing:
         return await asyncio.to_thread(self._list)
@@ -109,8 +118,10 @@ class GitReader:
         stdin: bytes | None = None,
         timeout_s: float = LOCAL_TIMEOUT_S,
         branch: str | None = None,
+        target: GitTarget | None = None,
     ) -> bytes:
-        with git_environment(self.credential, self.cache_dir / "known_hosts") as env:
+        known_hosts = self.cache_dir / "known_hosts"
+        with git_environment(self.credential, known_hosts, target) as env:
             return run_git(
                 self.name,
                 args,
@@ -145,23 +156,85 @@ class GitReader:
                 passed_over[relative] = "symbolic link (not followed)"
             else:
                 items[relative] = blob
+        sizes = self._sizes(commit, set(items.values()))
+        cap = self.max_file_bytes
+        for relative, blob in list(items.items()):
+            size = sizes.get(blob)
+            if size is None:
+                passed_over[relative] = f"file is over the {cap}-byte cap (not fetched)"
+            elif size > cap:
+                passed_over[relative] = f"file is {size} bytes, over the {cap}-byte cap"
+            else:
+                continue
+            del items[relative]
         return SourceListing(items=items, passed_over=passed_over, version=commit)
 
+    def _sizes(self, commit: str, blobs: set[str]) -> dict[str, int]:
+        """Blob id → size of the ``blobs`` the cache holds; a blob the size filter left on the
+        server is absent (``rev-list --missing=print`` names it without fetching it)."""
+        if not blobs:
+            return {}
+        objects = self._git(
+            ["rev-list", "--objects", "--missing=print", "--no-walk", commit],
+            timeout_s=FETCH_TIMEOUT_S,
+        )
+        missing = {
+            line[1:].split(" ", 1)[0]
+            for line in objects.decode("utf-8", "surrogateescape").splitlines()
+            if line.startswith("?")
+        }
+        present = sorted(blobs - missing)
+        if not present:
+            return {}
+        out = self._git(
+            ["cat-file", "--batch-check"], stdin="".join(f"{blob}\n" for blob in present).encode()
+        )
+        sizes: dict[str, int] = {}
+        for line in out.decode().splitlines():
+            header = line.split(" ")
+            if len(header) == 3:
+                sizes[header[0]] = int(header[2])
+        return sizes
+
     def _fetch(self) -> None:
+        target = git_target(self.name, self.settings.url, self.access)
+        # Blobs under the cap come with the fetch; one of exactly the cap's size is kept.
+        wanted = f"blob:limit={self.max_file_bytes + 1}"
+        if (self.cache_dir / "HEAD").exists() and self._filter() != wanted:
+            self._reset_cache()  # made with another filter: its missing blobs mean nothing
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         if not (self.cache_dir / "HEAD").exists():
             self._git(["init", "--bare", "-q", "."])
-            self._git(["remote", "add", "origin", self.settings.url])
+            self._git(["remote", "add", "--", "origin", self.settings.url])
+            self._git(["config", "remote.origin.partialclonefilter", wanted])
         else:
-            self._git(["remote", "set-url", "origin", self.settings.url])
+            self._git(["remote", "set-url", "--", "origin", self.settings.url])
         self._git(
             [
-                *("fetch", "--quiet", "--no-tags", "--prune", "--filter=blob:none"),
+                *("fetch", "--quiet", "--no-tags", "--prune", f"--filter={wanted}"),
                 *("--no-write-fetch-head", "origin", f"+{self._ref}:{self._ref}"),
             ],
             timeout_s=FETCH_TIMEOUT_S,
             branch=self.settings.branch,
+            target=target,
         )
+
+    def _filter(self) -> str:
+        try:
+            return (
+                self._git(["config", "--get", "remote.origin.partialclonefilter"]).decode().strip()
+            )
+        except SourceSyncError:
+            return ""
+
+    def _reset_cache(self) -> None:
+        """Start the cache over, keeping the host keys it pinned."""
+        known_hosts = self.cache_dir / "known_hosts"
+        pinned = known_hosts.read_bytes() if known_hosts.exists() else None
+        shutil.rmtree(self.cache_dir)
+        if pinned is not None:
+            self.cache_dir.mkdir(parents=True)
+            known_hosts.write_bytes(pinned)
 
     def _read(
         self, listing: SourceListing, item_ids: list[str], max_bytes: int | None
@@ -226,8 +299,8 @@ class GitReader:
     def _fitting(self, listing: SourceListing, item_ids: list[str], max_bytes: int) -> int:
         """How many of ``item_ids``, from the first, it takes to read ``max_bytes`` (or all).
 
-        Sizes come from ``cat-file --batch-check``, which fetches a partial clone's missing
-        blobs to disk on the way, so the ``--batch`` read after it holds only what fits.
+        Sizes come from ``cat-file --batch-check``: every listed blob is in the cache (the
+        listing passed over those the size filter left on the server), so nothing is fetched.
         """
         blobs = [listing.items[item] for item in item_ids]
         out = self._git(
@@ -248,8 +321,8 @@ class GitReader:
         return len(blobs)
 
     def _blobs(self, blobs: list[str]) -> dict[str, bytes]:
-        """Blob id → bytes, through one ``cat-file --batch`` (a partial clone fetches the
-        missing ones from the remote on the way)."""
+        """Blob id → bytes, through one ``cat-file --batch`` (each under the file cap: the
+        listing passed over larger ones by their size)."""
         out = self._git(
             ["cat-file", "--batch"],
             stdin="".join(f"{blob}\n" for blob in blobs).encode(),
