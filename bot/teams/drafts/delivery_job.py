@@ -9,7 +9,8 @@ from typing import Any
 import aiohttp
 from microsoft_agents.hosting.core import ConnectorClientBase
 
-from bot.core.drafts.deliver import Submission, deliver
+from bot.core.drafts.change import Submission
+from bot.core.drafts.deliver import deliver
 from bot.core.drafts.forge_http import DeliveryError
 from bot.core.drafts.review import KINDS, as_section, destination_of
 from bot.core.drafts.store import DraftRow, DraftStore
