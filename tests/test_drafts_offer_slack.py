@@ -5,9 +5,12 @@ click opens the same review modal as the shortcut, with the same permission chec
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.core.gaps.report import gap_report
+from bot.slack.blocks.digest import render_digest
 from rag import FastEmbedder, IngestReport, Settings, Store
 from tests.drafts_slack import ADMIN, CHANNEL, MEMBER, DraftHarness, draft_bot, posts_in
 from tests.drafts_threads import ALERT, REPLIES
@@ -161,3 +164,32 @@ async def click_on(bot: DraftHarness, action_id: str, value: str, shown: SlackCa
         "actions": [{"action_id": action_id, "block_id": "b1", "value": value}],
     }
     assert (await bot.sender.interaction(payload)).status == 200
+
+
+async def test_the_digest_offers_the_draft_of_a_gap_asked_in_a_thread_and_it_opens_the_modal(
+    settings: Settings, store: Store, embedder: FastEmbedder, tmp_path: Path
+) -> None:
+    async with draft_bot(settings, store, embedder, tmp_path) as bot:
+        thread_ts = kafka(bot)[0]["ts"]
+        await bot.mention(thread_ts, UNANSWERABLE)
+        answer_id = offer(await card_in(bot, thread_ts))
+        report = await gap_report(
+            store, "acme", since=timedelta(hours=1), stale_after_days=90, now=datetime.now(UTC)
+        )
+        digest = render_digest(report, days=7)
+        offered = [
+            e
+            for b in digest.blocks
+            for e in b.get("elements") or []
+            if isinstance(e, dict) and e.get("action_id") == "write_runbook"
+        ]
+        before = len(bot.slack.calls_to("views.open"))
+        await click(bot, "write_runbook", str(offered[0]["value"]), message_ts=thread_ts)
+        view = await opened_view(bot, before)
+    assert len([g for g in report.gaps if g.thread_answer == answer_id]) == 1
+    assert [e["value"] for e in offered] == [answer_id]
+    assert "Write the runbook" in offered[0]["text"]["text"]
+    as_json = report.as_json()["gaps"]
+    assert isinstance(as_json, list) and as_json
+    assert all("thread_answer" not in g for g in as_json)  # the JSON stays as it was
+    assert view["callback_id"] == "draft_runbook_submit"
