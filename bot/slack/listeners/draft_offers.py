@@ -25,6 +25,7 @@ from bot.slack.blocks import Card
 from bot.slack.blocks.card import interaction_id
 from bot.slack.blocks.draft_modal import notice_modal
 from bot.slack.blocks.draft_offer import WRITE_RUNBOOK, with_draft_offer
+from bot.slack.delivery.posts import DeliveryError
 from bot.slack.listeners.drafts import DraftShortcut
 from bot.slack.tenancy import origin_of, tenant_of
 from rag import AskResult
@@ -107,7 +108,10 @@ async def offer_after_downvote(
     ):
         return
     card = with_draft_offer(bot.stored_card(stored, ephemeral=False), answer_id)
-    await bot.delivery.update(client, channel=channel, ts=ts, card=card)
+    try:
+        await bot.delivery.update(client, channel=channel, ts=ts, card=card)
+    except (SlackApiError, DeliveryError) as exc:  # the vote stands; the card stays as it was
+        logger.info("answer %s not redrawn with the draft offer: %s", answer_id, exc)
 
 
 class WriteRunbook:
