@@ -9,8 +9,9 @@ most ``--concurrency`` conversations in flight (each until its answer is posted;
 paces the sends over ``--duration`` seconds). Reported: ack latency (HTTP response to the
 delivery) p50/p99, mention→answer-posted (request sent → ``chat.postMessage`` received by the
 fake) p50/p95, answers/s, duplicates (more than one answer per mention), lost (no answer within
-``--answer-timeout``), CPU milliseconds per answer (the app's event loop thread, its other
-threads, Postgres; ``bench/process_cpu.py``) with the answers/s they allow on 2 cores, and the
+``--answer-timeout``), CPU milliseconds per answer (every process of ``runbook serve --role
+all``: event loops, other threads, and by role; Postgres; ``bench/process_cpu.py``) with the
+answers/s they allow on 2 cores, and the
 app's RSS (peak, and for ``--soak`` sampled every second). The
 embedded Postgres runs under ``--data-dir``, is loaded with corpus/ and is stopped and deleted
 at the end unless ``--keep-server`` (a later run then skips the ingest).
@@ -187,7 +188,7 @@ async def load(
         wall = time.monotonic() - started
     cpu_after = process_cpu.sample(app.pid, postmaster)
     peak_rss_mb = round(app.peak_rss_bytes() / 2**20, 1)
-    stages = await stage_means_ms(app)
+    stages = await stage_means_ms(app, args.workers)
     # Anything a late duplicate would post arrives within this grace period.
     await asyncio.sleep(2.0)
     watcher.cancel()
@@ -226,19 +227,24 @@ async def load(
     return result
 
 
-async def stage_means_ms(app: AppProcess) -> dict[str, float | None]:
-    """Mean time per stage inside the app (its /metrics histograms, warm-up included)."""
+async def stage_means_ms(app: AppProcess, workers: int) -> dict[str, float | None]:
+    """Mean time per stage inside the app (the /metrics histograms of the web process and of
+    each worker, on the internal ports after the web's; warm-up included)."""
+    texts = []
     async with aiohttp.ClientSession() as session:
-        async with session.get(app.internal_url + "/metrics") as resp:
-            text = await resp.text()
+        for offset in range(workers + 1):
+            url = f"http://127.0.0.1:{app.internal_port + offset}/metrics"
+            async with session.get(url) as resp:
+                texts.append(await resp.text())
     means: dict[str, float | None] = {}
     for stage in STAGES:
-        total = re.search(rf"^{stage}_sum(?:{{[^}}]*}})? (\S+)$", text, re.MULTILINE)
-        count = re.search(rf"^{stage}_count(?:{{[^}}]*}})? (\S+)$", text, re.MULTILINE)
-        if total and count and float(count.group(1)):
-            means[stage] = round(float(total.group(1)) / float(count.group(1)) * 1000, 1)
-        else:
-            means[stage] = None
+        total = count = 0.0
+        for text in texts:
+            summed = re.search(rf"^{stage}_sum(?:{{[^}}]*}})? (\S+)$", text, re.MULTILINE)
+            counted = re.search(rf"^{stage}_count(?:{{[^}}]*}})? (\S+)$", text, re.MULTILINE)
+            if summed and counted:
+                total, count = total + float(summed.group(1)), count + float(counted.group(1))
+        means[stage] = round(total / count * 1000, 1) if count else None
     return means
 
 
@@ -290,7 +296,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 bot_token=TOKEN,
                 slack_api_url=slack.base_url,
                 onnx_threads=args.onnx_threads,
-                extra={"RUNBOOK_MAX_CONCURRENT_ANSWERS": str(args.max_concurrent_answers)},
+                extra={
+                    "RUNBOOK_MAX_CONCURRENT_ANSWERS": str(args.max_concurrent_answers),
+                    "RUNBOOK_WORKERS": str(args.workers),
+                },
             )
             async with app_process(env=env, log_path=args.data_dir / "app.log") as app:
                 result = await load(
@@ -313,7 +322,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "loadavg_after": [round(x, 2) for x in load_after],
         },
         "app": {
-            "process": "runbook serve (separate process, HTTP mode)",
+            "process": "runbook serve --role all (a web process and its workers, HTTP mode)",
+            "workers": args.workers,
             "answerer": "extractive",
             "onnx_threads": args.onnx_threads,
             "max_concurrent_answers": args.max_concurrent_answers,
@@ -334,6 +344,9 @@ def main() -> None:
     parser.add_argument("--answer-timeout", type=float, default=60.0)
     parser.add_argument("--onnx-threads", type=int, default=1, help="1: what serve uses")
     parser.add_argument("--max-concurrent-answers", type=int, default=4)
+    parser.add_argument(
+        "--workers", type=int, help="worker processes (default: RUNBOOK_WORKERS's, the cores)"
+    )
     parser.add_argument("--corpus", type=Path, default=Path("corpus"))
     parser.add_argument("--golden", type=Path, default=Path("evals/golden.jsonl"))
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/botbench"))
@@ -343,6 +356,7 @@ def main() -> None:
     args = parser.parse_args()
     args.mentions = args.mentions or (2000 if args.soak else 500)
     args.concurrency = args.concurrency or (50 if args.soak else 20)
+    args.workers = args.workers or Settings(_env_file=None).worker_processes  # type: ignore[call-arg]
     result = asyncio.run(run(args))
     print(write_result(args.output, args.name or result["benchmark"], result))
 

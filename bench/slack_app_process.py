@@ -23,6 +23,7 @@ from pathlib import Path
 
 import aiohttp
 
+from bench.process_cpu import process_tree
 from bot.slack.routes import EVENTS_PATH
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,10 +54,12 @@ class AppProcess:
         return self.base_url + EVENTS_PATH
 
     def rss_bytes(self) -> int:
-        return _proc_status_kb(self.pid, "VmRSS") * 1024
+        """Resident memory of every process of the app (the supervisor, web and workers)."""
+        return sum(_proc_status_kb(pid, "VmRSS") for pid in process_tree(self.pid)) * 1024
 
     def peak_rss_bytes(self) -> int:
-        return _proc_status_kb(self.pid, "VmHWM") * 1024
+        """The sum of each process's peak: an upper bound of the app's peak."""
+        return sum(_proc_status_kb(pid, "VmHWM") for pid in process_tree(self.pid)) * 1024
 
 
 def free_port() -> int:
@@ -64,6 +67,25 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def free_port_run(count: int) -> int:
+    """The first of ``count`` consecutive free ports: ``--role all`` puts its workers' internal
+    ports right after the web process's."""
+    for _ in range(50):
+        first = free_port()
+        if all(_bindable(first + n) for n in range(1, count)):
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports on 127.0.0.1")
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def app_env(
@@ -90,6 +112,9 @@ def app_env(
             "SLACK_SIGNING_SECRET": signing_secret,
             "SLACK_BOT_TOKEN": bot_token,
             "SLACK_API_URL": slack_api_url,
+            # `serve --role all` is one web process and this many workers: one per replica
+            # (a test's replicas stand for pods) unless ``extra`` says otherwise.
+            "RUNBOOK_WORKERS": "1",
             **(extra or {}),
         }
     )
@@ -98,11 +123,17 @@ def app_env(
 
 @asynccontextmanager
 async def app_process(
-    *, env: Mapping[str, str], log_path: Path, port: int | None = None, ready_within_s: float = 90
+    *,
+    env: Mapping[str, str],
+    log_path: Path,
+    port: int | None = None,
+    ready_within_s: float = 90,
+    role: str = "all",
 ) -> AsyncIterator[AppProcess]:
-    """Start ``runbook serve`` on 127.0.0.1, wait for ``/healthz``, SIGTERM it on the way out."""
+    """Start ``runbook serve --role ROLE`` on 127.0.0.1, wait for its ``/healthz``, SIGTERM it
+    on the way out."""
     port = port or free_port()
-    internal_port = free_port()
+    internal_port = free_port_run(1 + int(env.get("RUNBOOK_WORKERS", "1")))
     internal = {"RUNBOOK_INTERNAL_HOST": "127.0.0.1", "RUNBOOK_INTERNAL_PORT": str(internal_port)}
     with log_path.open("ab") as log:
         process = await asyncio.create_subprocess_exec(
@@ -114,6 +145,8 @@ async def app_process(
             "127.0.0.1",
             "--port",
             str(port),
+            "--role",
+            role,
             env={**env, **internal},
             cwd=REPO,
             stdin=asyncio.subprocess.DEVNULL,
@@ -162,7 +195,11 @@ def _tail(path: Path, chars: int = 2000) -> str:
 
 
 def _proc_status_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # it ended while we looked
+        return 0
+    for line in text.splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
     return 0

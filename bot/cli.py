@@ -75,12 +75,21 @@ def _add_commands(commands: Any) -> None:
     for parser in (serve, start):
         parser.add_argument("--host", help="listen address (default: RUNBOOK_HOST)")
         parser.add_argument("--port", type=int, help="listen port (default: RUNBOOK_PORT)")
+    serve.add_argument(
+        "--role",
+        choices=("web", "worker", "all"),
+        default="all",
+        help="web: verify, dedupe, queue and ack; worker: run the queued jobs; all (default): "
+        "one web process and RUNBOOK_WORKERS workers, supervised",
+    )
+    # A child of `--role all` is told its place; nobody else passes it.
+    serve.add_argument("--slot", type=int, help=argparse.SUPPRESS)
     start.add_argument("--corpus", type=Path, default=Path("corpus"), help="for the demo")
-    secrets = commands.add_parser("secrets", help="encryption keys for Slack tokens at rest")
+    secrets = commands.add_parser("secrets", help="encryption keys for secrets at rest")
     secrets_actions = secrets.add_subparsers(dest="action", required=True)
     secrets_actions.add_parser("generate-key", help="print a new key for RUNBOOK_ENCRYPTION_KEYS")
     secrets_actions.add_parser(
-        "reencrypt", help="re-seal stored tokens with the first key (after a rotation)"
+        "reencrypt", help="re-seal every stored secret with the first key (after a rotation)"
     )
     add_channel_switches(commands)
     add_ask_options(commands)

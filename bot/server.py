@@ -5,10 +5,12 @@ Health and metrics are not on the public listener: the database check is a cheap
 database from the internet, and metrics describe traffic. The internal port is for kubelet probes
 and Prometheus; never route it from an ingress.
 
-Every process also runs a job worker (``working``). Shutdown order: stop taking requests, stop
-claiming jobs, then drain the answers already in flight (up to ``RUNBOOK_DRAIN_TIMEOUT_S``); a job
-still running at the end of the drain goes back to the queue for another replica (or this one
-after its restart), so a deploy never leaves a user with a "searching" mark and no answer.
+A web process takes requests and queues them; a worker process runs jobs and serves only the
+internal port (``run_internal``); ``bot.supervisor`` runs one web process and its workers.
+Shutdown order: stop taking requests, stop claiming jobs, then drain the answers already in
+flight (up to ``RUNBOOK_DRAIN_TIMEOUT_S``); a job still running at the end of the drain goes
+back to the queue for another replica (or this one after its restart), so a deploy never
+leaves a user with a "searching" mark and no answer.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from aiohttp import web
@@ -52,17 +54,23 @@ def build_internal_app(
     rag_metrics: RagMetrics,
     bot_metrics: BotMetrics,
     database: DatabaseWatch | None = None,
+    role: str | None = None,
+    before_scrape: Callable[[], Awaitable[None]] | None = None,
 ) -> web.Application:
     """Health (database checked at most once per ``HEALTH_TTL_S``; through ``database`` when
-    given, which answers 503 at once during an outage) and Prometheus metrics."""
+    given, which answers 503 at once during an outage) and Prometheus metrics. ``role``: the
+    process's (``web``, ``worker``), named in the health body; ``before_scrape``: refreshes
+    gauges read from the database (the queue's depth) when metrics are asked for."""
     internal = web.Application()
     health = CachedHealth(store, database=database)
 
     async def healthz(request: web.Request) -> web.Response:
         status, body = await health.check()
-        return web.json_response(body, status=status)
+        return web.json_response(body if role is None else {**body, "role": role}, status=status)
 
     async def metrics(request: web.Request) -> web.Response:
+        if before_scrape is not None:
+            await before_scrape()
         body = render_metrics(rag_metrics, bot_metrics)
         return web.Response(body=body, content_type="text/plain", charset="utf-8")
 
@@ -140,18 +148,20 @@ async def serving_both(
 
 @asynccontextmanager
 async def working(
-    worker: JobWorker, tasks: BackgroundTasks, *, drain_s: float
+    worker: JobWorker | None, tasks: BackgroundTasks, *, drain_s: float
 ) -> AsyncIterator[None]:
-    """Run ``worker`` for the block; then stop claiming and drain what is in flight.
+    """Run ``worker`` for the block; then stop claiming and drain what is in flight (without
+    a worker, as in the web role, what listeners still do after their acks).
 
     Jobs the drain has to cancel are handed back to the queue by the worker, not dropped.
     """
-    claiming = asyncio.create_task(worker.run())
+    claiming = None if worker is None else asyncio.create_task(worker.run())
     try:
         yield
     finally:
-        worker.stop()
-        await claiming
+        if worker is not None and claiming is not None:
+            worker.stop()
+            await claiming
         if handed_back := await tasks.drain(drain_s):
             logger.warning("%d answers in flight were handed back to the queue", handed_back)
 
@@ -162,13 +172,31 @@ async def run_http(
     *,
     settings: Settings,
     tasks: BackgroundTasks,
-    worker: JobWorker,
+    worker: JobWorker | None,
 ) -> None:
     async with (
         working(worker, tasks, drain_s=settings.drain_timeout_s),
         serving_both(web_app, internal_app, settings),
     ):
         await wait_for_stop_signal()
+
+
+async def run_internal(
+    internal_app: web.Application,
+    *,
+    settings: Settings,
+    tasks: BackgroundTasks,
+    worker: JobWorker,
+) -> None:
+    """A worker process: its jobs, and only the internal port (health and metrics)."""
+    async with working(worker, tasks, drain_s=settings.drain_timeout_s):
+        async with serving(
+            internal_app, host=settings.internal_host, port=settings.internal_port
+        ) as internal:
+            logger.info(
+                "worker: health and metrics on http://%s:%d", settings.internal_host, internal
+            )
+            await wait_for_stop_signal()
 
 
 async def wait_for_stop_signal() -> None:
@@ -179,6 +207,12 @@ async def wait_for_stop_signal() -> None:
     try:
         await stop.wait()
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
+        loop.remove_signal_handler(signal.SIGINT)  # a second Ctrl-C stops at once
+        # A second SIGTERM (a process group's and then its supervisor's, or an impatient
+        # orchestrator) must not cut the drain short; SIGKILL is the way to do that.
+        loop.add_signal_handler(signal.SIGTERM, _already_stopping)
     logger.info("stopping: draining answers in flight")
+
+
+def _already_stopping() -> None:
+    logger.info("already stopping: draining answers in flight")

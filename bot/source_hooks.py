@@ -25,7 +25,7 @@ from bot.core.jobs.queue import JobQueue
 from bot.core.sources.deliveries import delivered_before, delivery_id, remember_delivery
 from bot.core.sources.jobs import queue_sync
 from bot.core.sources.runs import open_secret
-from bot.core.token_cipher import TokenCipher
+from bot.core.token_cipher import SecretUnreadableError, TokenCipher
 from bot.server import AddRoutes
 from rag import SourceRow, Store, get_source
 
@@ -106,16 +106,31 @@ def _change_key(payload: dict[str, Any], body: bytes) -> str:
 def _verified(
     row: SourceRow, request: web.Request, body: bytes, cipher: TokenCipher | None
 ) -> bool:
-    secret = str(open_secret(row.webhook_secret, cipher, "webhook secret")["secret"]).encode()
+    what = f"the webhook secret of source {row.tenant_id}/{row.name}"
+    try:
+        secret = str(open_secret(row.webhook_secret, cipher, what)["secret"]).encode()
+    except SecretUnreadableError as exc:
+        # Nothing verifies until the key is back (or the source is added again): a 401 like
+        # any other unverified request, and the operator is told why.
+        logger.warning("webhook for source %s refused: %s", row.source_id, exc)
+        return False
     # GitHub signs with X-Hub-Signature-256, Confluence Cloud with X-Hub-Signature (sha256=…).
     signature = request.headers.get("X-Hub-Signature-256") or request.headers.get("X-Hub-Signature")
     if signature is not None:
         expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
-        return hmac.compare_digest(signature.encode(), expected.encode())
+        return hmac.compare_digest(_raw(signature), expected.encode())
     token = request.headers.get("X-Gitlab-Token")
     if token is not None:
-        return hmac.compare_digest(token.encode(), secret)
+        return hmac.compare_digest(_raw(token), secret)
     return False
+
+
+def _raw(header: str) -> bytes:
+    """A header's bytes as sent (aiohttp decodes a byte that is not UTF-8 to a surrogate)."""
+    try:
+        return header.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte: matches no signature
+        return b""
 
 
 def _json(body: bytes, *, form: bool) -> dict[str, Any]:

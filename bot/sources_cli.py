@@ -202,6 +202,9 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     if not _NAME.fullmatch(name):
         raise ConfigurationError(f"source name {name!r}: 1-63 letters, digits, '.', '_' or '-'")
     _check_reach(args.kind, name, args.url, settings)
+    if getattr(args, "api_url", None):
+        # Drafted runbooks are sent to the forge's API with the source's token: the same rule.
+        _check_reach("forge", name, args.api_url, settings)
     cipher = cipher_or_none(settings)
     if credential is not None and cipher is None:
         raise ConfigurationError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
@@ -184,7 +185,9 @@ class Settings(BaseSettings):
     job_deadline_s: float = Field(default=300.0, gt=0)
     job_max_attempts: int = Field(default=5, ge=1, le=50)
     job_lease_s: float = Field(default=30.0, ge=1.0)
-    job_poll_s: float = Field(default=0.5, gt=0)
+    # A worker hears of new jobs at once (LISTEN/NOTIFY, migration 026); this slow poll is
+    # only the fallback for a lost listening connection and for jobs put back for later.
+    job_poll_s: float = Field(default=5.0, gt=0)
     # Jobs a replica runs at once (unset: ``job_slots``), and how many of them one tenant may
     # hold: the rest stay free for other tenants' work (issue 27). Keep the tenant's share at or
     # above max_concurrent_answers, so a tenant alone still uses every answer slot.
@@ -192,6 +195,14 @@ class Settings(BaseSettings):
     job_tenant_concurrency: int | None = Field(default=None, ge=1)
     job_retention_h: float = Field(default=24.0, gt=0)
     intake_pool_size: int = Field(default=3, ge=1)
+    # Roles (issue 41): `runbook serve --role all` runs one web process and this many worker
+    # processes (unset: one per core it may use), the workers at this much lower priority than
+    # the web process, so an ack never waits for a core behind answer work.
+    workers: int | None = Field(default=None, ge=1)
+    worker_nice: int = Field(default=5, ge=0, le=19)
+    # Source syncs running at once in the whole deployment; the rest wait in the queue, so
+    # syncs never take every worker.
+    source_sync_concurrency: int = Field(default=1, ge=1)
     intake_timeout_s: float = Field(default=1.0, gt=0)
 
     # --- Bot hardening (issue 10): tokens at rest, internal health/metrics port, shutdown ---
@@ -258,6 +269,13 @@ class Settings(BaseSettings):
         if self.job_concurrency is not None:
             return self.job_concurrency
         return EXTRACTIVE_JOB_SLOTS if self.anthropic_api_key is None else CLAUDE_JOB_SLOTS
+
+    @property
+    def worker_processes(self) -> int:
+        """``workers``, else one per core this process may run on."""
+        if self.workers is not None:
+            return self.workers
+        return max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else 1
 
     @property
     def job_tenant_slots(self) -> int:

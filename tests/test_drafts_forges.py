@@ -17,6 +17,7 @@ from bot.core.drafts.forge_http import DeliveryError
 from bot.core.sources.runs import run_sync
 from rag import FastEmbedder, Settings, SourceRow, Store, add_source
 from tests.fakes.forge import READ_ONLY_TOKEN, TOKEN, FakeForge
+from tests.git_repos import local_sources
 
 pytestmark = pytest.mark.usefixtures("allow_local_sources")
 
@@ -153,7 +154,7 @@ async def test_a_section_is_appended_to_the_nearest_existing_runbook(
     kind: str,
 ) -> None:
     row = await forge_source(store, unique_tenant, forge, kind, path="runbooks")
-    outcome = await run_sync(store, embedder, row, settings=settings, cipher=None)
+    outcome = await run_sync(store, embedder, row, settings=local_sources(settings), cipher=None)
     assert outcome.synced
 
     await send(store, submission(unique_tenant, destination="README"))

@@ -40,6 +40,23 @@ async def test_forge_and_api_url_are_stored_with_a_git_source(
     )
 
 
+async def test_a_forge_api_url_on_an_internal_address_is_refused_like_the_source_url(
+    store: Store, database_url: str, unique_tenant: str, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "acme" / "runbooks.git")
+    repo.write("runbooks/disk.md", "# Disk full\n")
+    repo.commit("one")
+    env = cli_env(database_url, tmp_path / "data", RUNBOOK_SOURCE_ALLOW_FILE="true")
+    done = runbook(
+        "source", "add", unique_tenant, "git", repo.url, "--branch", "main",
+        "--forge", "github", "--api-url", "http://169.254.169.254/api/v3", env=env,
+    )  # fmt: skip
+
+    assert done.returncode == 2, done.stdout
+    assert "169.254.169.254" in done.stderr or "link-local" in done.stderr
+    assert await list_sources(store, tenant=unique_tenant) == []
+
+
 async def test_forge_options_are_refused_for_a_confluence_source(
     database_url: str, unique_tenant: str, tmp_path: Path
 ) -> None:

@@ -470,3 +470,106 @@ async def job_states(store: Store, key: str) -> list[tuple[str, int]]:
     async with store.pool.connection() as conn:
         cur = await conn.execute("SELECT state, attempts FROM jobs WHERE dedupe_key = %s", (key,))
         return [(row[0], row[1]) for row in await cur.fetchall()]
+
+
+def notification_for(
+    subscription: dict[str, Any], message_id: str, client_state: str | None = None
+) -> dict[str, Any]:
+    """One change notification for a new root message, as Graph sends it."""
+    resource = f"teams('{GROUP}')/channels('{ONCALL}')/messages('{message_id}')"
+    return {
+        "subscriptionId": subscription["id"],
+        "changeType": "created",
+        "clientState": subscription["clientState"] if client_state is None else client_state,
+        "resource": resource,
+        "resourceData": {"id": message_id, "@odata.type": "#Microsoft.Graph.chatMessage"},
+        "tenantId": subscription["tenant"],
+    }
+
+
+async def post_notifications(teams: GraphChannel, body: bytes) -> int:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            teams.served.url + GRAPH_HOOK_PATH,
+            data=body,
+            headers={"Content-Type": "application/json"},
+        ) as reply,
+    ):
+        return reply.status
+
+
+async def subscribed_alone(teams: GraphChannel) -> dict[str, Any]:
+    """This test's subscription; rows an earlier test left (another organisation's) would get
+    one on the same channel from this test's fake Graph."""
+    async with teams.store.pool.connection() as conn:
+        await conn.execute(
+            "DELETE FROM teams_graph_subscriptions WHERE aad_tenant_id <> %s", (teams.aad,)
+        )
+    return await teams.subscribed()
+
+
+def notifications_total(teams: GraphChannel) -> float:
+    registry = teams.served.metrics.registry
+    return sum(
+        registry.get_sample_value("runbook_teams_graph_notifications_total", {"outcome": o}) or 0
+        for o in ("unverified", "queued", "duplicate", "reply", "other")
+    )
+
+
+async def test_a_verified_notification_in_a_900_kb_body_is_read_whole_and_answered(
+    teams: GraphChannel,
+) -> None:
+    subscription = await subscribed_alone(teams)
+    message_id = new_id()
+    teams.post(chat_message(message_id, workflows_card()))
+    notification = notification_for(subscription, message_id)
+    # Rich notifications carry resource data; here padding brings the body near the cap.
+    notification["resourceData"]["padding"] = "x" * 900_000
+    body = json.dumps({"value": [notification]}).encode()
+    assert 900_000 < len(body) < 1_000_000
+
+    status = await post_notifications(teams, body)
+    assert await teams.served.tasks.drain(15) == 0
+
+    assert status == 202
+    [answer] = teams.thread(message_id)
+    assert "KubePodCrashLooping" in json.dumps(card_of(answer.final))
+
+
+async def test_a_request_of_3000_forged_notifications_is_refused_before_any_is_looked_up(
+    teams: GraphChannel,
+) -> None:
+    forged = [{"subscriptionId": f"s{n}", "clientState": "x"} for n in range(3000)]
+    body = json.dumps({"value": forged}).encode()
+    assert len(body) < 150_000
+    before = notifications_total(teams)
+
+    status = await post_notifications(teams, body)
+
+    assert status == 413
+    assert notifications_total(teams) == before  # not one of them was taken
+
+
+async def test_many_notifications_of_one_subscription_queue_each_message_once(
+    teams: GraphChannel,
+) -> None:
+    subscription = await subscribed_alone(teams)
+    message_id = new_id()
+    teams.post(chat_message(message_id, workflows_card()))
+    forged = [notification_for(subscription, new_id(), client_state="wrong") for _ in range(500)]
+    real = [notification_for(subscription, message_id)] * 3
+    lone_surrogate = notification_for(subscription, new_id(), client_state="\ud800")
+    body = json.dumps({"value": [*forged, *real, lone_surrogate]}).encode()
+
+    status = await post_notifications(teams, body)
+    assert await teams.served.tasks.drain(15) == 0
+
+    assert status == 202
+    [answer] = teams.thread(message_id)
+    assert len(teams.fetched()) == 1
+    registry = teams.served.metrics.registry
+    sample = registry.get_sample_value
+    assert sample("runbook_teams_graph_notifications_total", {"outcome": "unverified"}) == 501
+    assert sample("runbook_teams_graph_notifications_total", {"outcome": "duplicate"}) == 2
+    assert answer.conversation.endswith(message_id)

@@ -20,6 +20,7 @@ from bot.core.sources.runs import run_sync
 from rag import FastEmbedder, IngestReport, Settings, Store, list_sources
 from tests.drafts_slack import ADMIN, CHANNEL, MEMBER, draft_bot, posts_in
 from tests.fakes.slack_api import SlackCall
+from tests.git_repos import local_sources
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / ".artifacts"
 SECRET = "Hx9-kafka-admin-7731"
@@ -87,6 +88,7 @@ async def test_an_incident_thread_becomes_a_merged_runbook_that_answers_its_firs
 ) -> None:
     monkeypatch.setenv("RUNBOOK_SOURCE_ALLOW_FILE", "true")
     monkeypatch.setenv("RUNBOOK_SOURCE_ALLOW_PRIVATE_NETWORKS", "true")
+    settings = local_sources(settings)
     async with draft_bot(settings, store, embedder, tmp_path) as bot:
         [source] = [
             s for s in await list_sources(store, tenant="acme") if s.name.startswith("forge-")

@@ -15,12 +15,13 @@ from slack_sdk.oauth.installation_store import Installation
 from bot.core.jobs.queue import JobQueue
 from bot.core.jobs.worker import JobHandlers
 from bot.core.metrics import BotMetrics
+from bot.core.secret_reseal import reseal_secrets
 from bot.core.tasks import BackgroundTasks
 from bot.core.token_cipher import TokenCipher
 from bot.slack.app import build_app
 from bot.slack.modes import slack_mode
 from bot.slack.oauth_stores import PostgresInstallationStore
-from bot.slack.reseal import reseal_tokens
+from bot.slack.reseal import SLACK_SECRETS
 from rag import ConfigurationError, RagService, Settings, Store
 from tests import credentials
 
@@ -92,8 +93,10 @@ async def test_rotated_key_reads_old_rows_and_reencrypt_moves_them_to_the_new_ke
     await old.async_save(installation(team))
 
     rotated = cipher(KEY_NEW, KEY_OLD)
-    assert await reseal_tokens(store, rotated) >= 2  # this team's installation and bot
-    assert await reseal_tokens(store, rotated) == 0
+    first = await reseal_secrets(store, rotated, SLACK_SECRETS)
+    again = await reseal_secrets(store, rotated, SLACK_SECRETS)
+    assert first.resealed >= 2 and not first.unreadable  # this team's installation and bot
+    assert (again.resealed, again.unreadable) == (0, [])
 
     new_only = PostgresInstallationStore(store, client_id=CLIENT_ID, cipher=cipher(KEY_NEW))
     bot = await new_only.async_find_bot(enterprise_id=None, team_id=team)

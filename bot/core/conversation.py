@@ -26,7 +26,9 @@ class Conversation:
     """The collaborators every entry point of every surface shares."""
 
     settings: Settings
-    service: RagService
+    # None in a web process (``runbook serve --role web``), which queues work and answers none
+    # of it: it never loads the embedding model.
+    service: RagService | None
     store: Store
     answers: AnswerStore
     metrics: BotMetrics
@@ -35,6 +37,13 @@ class Conversation:
     # a bounded number at a time keeps acks (and /healthz) well inside the platforms' deadlines
     # under a burst of questions, and keeps asks from queueing on the connection pool.
     answer_slots: asyncio.Semaphore
+
+    @property
+    def rag(self) -> RagService:
+        """The answer pipeline; only a process that runs jobs has one."""
+        if self.service is None:
+            raise RuntimeError("a web process answers nothing: its work runs in worker processes")
+        return self.service
 
     async def ask(
         self,
@@ -50,7 +59,7 @@ class Conversation:
         that stays silent unless it answers (a thread follow-up)."""
         question = storable(question)
         async with self.answer_slots:
-            result = await self.service.ask(
+            result = await self.rag.ask(
                 tenant, question, service=service, trace_unanswered=keep_unanswered
             )
         if result.status == "error" and result.reason_code == StoreError.code:
@@ -62,7 +71,7 @@ class Conversation:
         answer_id = await self.answers.save(
             result, question=question, service=service, placement=placement
         )
-        catalog = await self.service.catalogs.catalog_for(tenant)
+        catalog = await self.rag.catalogs.catalog_for(tenant)
         await record_answer_facts(
             self.store,
             result,
@@ -70,7 +79,7 @@ class Conversation:
             question=question,
             service=service,
             known_services=catalog.services,
-            embedding_model=self.service.embedder.model_id,
+            embedding_model=self.rag.embedder.model_id,
         )
         return result
 
@@ -85,9 +94,7 @@ class Conversation:
         """An alert's own service label wins when the tenant has runbooks for it; else the
         channel's mapped service (``runbook channel map``), if any."""
         if hints:
-            known = {
-                s.lower(): s for s in (await self.service.catalogs.catalog_for(tenant)).services
-            }
+            known = {s.lower(): s for s in (await self.rag.catalogs.catalog_for(tenant)).services}
             for hint in hints:
                 if hint.lower() in known:
                     return known[hint.lower()]

@@ -1,4 +1,5 @@
-"""Secrets at rest: OAuth tokens sealed with Fernet keys from ``RUNBOOK_ENCRYPTION_KEYS``.
+"""Secrets at rest (Slack OAuth tokens, source credentials and webhook secrets, Graph
+clientStates) sealed with Fernet keys from ``RUNBOOK_ENCRYPTION_KEYS``.
 
 The setting holds comma-separated Fernet keys: the first seals, every one opens (MultiFernet),
 so a key is rotated by putting the new one first, re-sealing the rows (``runbook secrets
@@ -23,6 +24,12 @@ _GENERATE_HINT = (
     "generate one with `runbook secrets generate-key` (or "
     "`python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`)"
 )
+
+
+class SecretUnreadableError(ConfigurationError):
+    """A stored value sealed with a key that is not in the setting (rotated out too soon)."""
+
+    code = "secret_unreadable"
 
 
 class TokenCipher:
@@ -55,16 +62,17 @@ class TokenCipher:
         plain = json.dumps(data, separators=(",", ":")).encode()
         return {SEALED: self._primary.encrypt(plain).decode()}
 
-    def open(self, stored: dict[str, Any]) -> dict[str, Any]:
-        """The plaintext object of a stored value (a row written before sealing passes as is)."""
+    def open(self, stored: dict[str, Any], *, what: str = "a stored secret") -> dict[str, Any]:
+        """The plaintext object of a stored value (a row written before sealing passes as is);
+        ``what`` names the value in the error when no key opens it."""
         if not is_sealed(stored):
             return stored
         try:
             plain = self._all.decrypt(str(stored[SEALED]).encode())
         except InvalidToken as exc:
-            raise ConfigurationError(
-                f"a stored Slack token was sealed with a key that is not in {KEYS_SETTING}; "
-                "put the old key back (after the new one) and run `runbook secrets reencrypt`"
+            raise SecretUnreadableError(
+                f"{what} was sealed with a key that is not in {KEYS_SETTING}; put the old key "
+                "back (after the new one) and run `runbook secrets reencrypt`"
             ) from exc
         data: dict[str, Any] = json.loads(plain)
         return data

@@ -77,7 +77,7 @@ _NOT_INSTALLED = (
 def build_app(
     *,
     settings: Settings,
-    service: RagService,
+    service: RagService | None,
     store: Store,
     client: AsyncWebClient | None,
     tasks: BackgroundTasks,

@@ -34,6 +34,8 @@ from bot.core.token_cipher import TokenCipher
 from rag import Store
 
 _log = logging.getLogger(__name__)
+# How a token that no key in RUNBOOK_ENCRYPTION_KEYS opens is named in the error.
+_TOKEN = "a stored Slack token"
 
 _SAVE_INSTALLATION = """
 INSERT INTO slack_installations (client_id, enterprise_id, team_id, user_id, installation)
@@ -124,7 +126,10 @@ class PostgresInstallationStore(AsyncInstallationStore):
             return False  # a fresh install, or a save that did not come from our find
         cur = await conn.execute(_STORED_BOT, key)
         row = await cur.fetchone()
-        if row is None or _digest(self._cipher.open(row[0]).get("bot_refresh_token")) == base:
+        if (
+            row is None
+            or _digest(self._cipher.open(row[0], what=_TOKEN).get("bot_refresh_token")) == base
+        ):
             return False
         _log.info("another replica already rotated this installation's token; keeping its save")
         return True
@@ -142,7 +147,7 @@ class PostgresInstallationStore(AsyncInstallationStore):
             row = await cur.fetchone()
             if row is None:
                 return None
-            data = self._cipher.open(row[0])
+            data = self._cipher.open(row[0], what=_TOKEN)
             if self._cipher.needs_resealing(row[0]):
                 sealed = self._cipher.seal(data)
                 await conn.execute(
@@ -167,7 +172,7 @@ class PostgresInstallationStore(AsyncInstallationStore):
             if row is None:
                 return None
             stored, stored_user = row
-            data = self._cipher.open(stored)
+            data = self._cipher.open(stored, what=_TOKEN)
             if self._cipher.needs_resealing(stored):
                 params = {**key, "user_id": stored_user, "stored": Jsonb(stored)}
                 await conn.execute(

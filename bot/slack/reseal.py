@@ -1,40 +1,21 @@
-"""``runbook secrets reencrypt``: seal every stored Slack token with the current (first) key.
+"""The Slack tables whose values are sealed with ``RUNBOOK_ENCRYPTION_KEYS`` (OAuth installations
+and bots), for ``runbook secrets reencrypt`` (``bot.core.secret_reseal``).
 
-Run after putting a new key first in ``RUNBOOK_ENCRYPTION_KEYS`` (the old key stays listed until
-this has run), or once after upgrading from a release that stored tokens in plaintext.
+Also run once after upgrading from a release that stored tokens in plaintext.
 """
 
 from __future__ import annotations
 
-from typing import Any, LiteralString
+from bot.core.secret_reseal import SealedColumn
 
-from psycopg.types.json import Jsonb
+_WORKSPACE = "coalesce(nullif(enterprise_id, ''), '-') || '/' || coalesce(nullif(team_id, ''), '-')"
 
-from bot.core.token_cipher import TokenCipher
-from rag import Store
-
-# (table, its jsonb column): the ctid identifies the row read, the old value guards the write.
-_TABLES: tuple[tuple[LiteralString, LiteralString], ...] = (
-    (
-        "SELECT ctid::text, installation FROM slack_installations FOR UPDATE",
-        "UPDATE slack_installations SET installation = %s WHERE ctid = %s::tid",
+SLACK_SECRETS = (
+    SealedColumn(
+        "slack_installations",
+        "installation",
+        _WORKSPACE + " || ' user ' || coalesce(nullif(user_id, ''), '-')",
+        "Slack installation of",
     ),
-    (
-        "SELECT ctid::text, bot FROM slack_bots FOR UPDATE",
-        "UPDATE slack_bots SET bot = %s WHERE ctid = %s::tid",
-    ),
+    SealedColumn("slack_bots", "bot", _WORKSPACE, "Slack bot token of"),
 )
-
-
-async def reseal_tokens(store: Store, cipher: TokenCipher) -> int:
-    """Re-seal rows in plaintext or under a retired key; returns how many were rewritten."""
-    rewritten = 0
-    async with store.pool.connection() as conn, conn.transaction():
-        for select, update in _TABLES:
-            cur = await conn.execute(select)
-            rows: list[tuple[str, dict[str, Any]]] = await cur.fetchall()
-            for ctid, stored in rows:
-                if cipher.needs_resealing(stored):
-                    await conn.execute(update, (Jsonb(cipher.seal(cipher.open(stored))), ctid))
-                    rewritten += 1
-    return rewritten

@@ -25,7 +25,7 @@ async def run_socket_mode(
     app_token: str,
     settings: Settings,
     tasks: BackgroundTasks,
-    worker: JobWorker,
+    worker: JobWorker | None,
 ) -> None:
     handler = AsyncSocketModeHandler(app, app_token)
     async with (

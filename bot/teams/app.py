@@ -64,7 +64,7 @@ def build_teams_app(
     *,
     settings: Settings,
     mode: TeamsMode,
-    service: RagService,
+    service: RagService | None,
     store: Store,
     tasks: BackgroundTasks,
     metrics: BotMetrics,

@@ -27,7 +27,7 @@ from rag.runtime import open_runtime
 from rag.settings import Settings
 from rag.store.partitions import rebalance
 
-EVALS = Path(__file__).resolve().parents[1] / "evals"
+EVALS = Path(__file__).resolve().parents[2] / "evals"
 # Tenant id -> the folder ingested for it (the same map as evals/check_labels.py).
 TENANT_ROOTS = {
     "prom": Path("collections/prometheus-operator/content/runbooks"),

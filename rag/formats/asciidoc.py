@@ -8,7 +8,9 @@ This reader never reads a file or runs anything: ``include::`` and conditionals 
 Read: the header (``= Title``, attribute entries ``:service: payments`` — front-matter names are
 the metadata), section titles ``==`` to ``======``, listing/literal/fenced blocks whole as code
 (``[source,bash]``), admonition paragraphs and blocks, example/sidebar/quote/open blocks, lists,
-description lists, tables (``|===``), block titles; comments, passthroughs and images dropped.
+description lists, tables (``|===``), block titles; comments (``//``, ``////`` blocks,
+``[comment]`` paragraphs and blocks), passthroughs and images dropped: only what Asciidoctor
+shows is indexed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import re
 
 from rag.errors import RunbookFormatError
+from rag.formats.asciidoc_attributes import DocumentAttributes
 from rag.formats.asciidoc_inline import inline_text
 from rag.formats.asciidoc_table import table_rows
 from rag.formats.blocks import Block, Heading, assemble, table_block
@@ -23,9 +26,11 @@ from rag.formats.metadata import frontmatter_from_fields
 from rag.formats.runbook import ParsedRunbook
 from rag.formats.writer import EventWriter
 
-_ATTRIBUTE_ENTRY = re.compile(r":(!?)([\w][\w-]*)(!?):(?:[ \t]+(.*))?")
-_DOCUMENT_TITLE = re.compile(r"=[ \t]+(\S.*?)[ \t]*")
-_SECTION = re.compile(r"(={1,6})[ \t]+(\S.*?)(?:[ \t]+=+)?[ \t]*")
+# Titles end at their last non-blank character (greedy, so a run of blanks is scanned once);
+# a section title's closing marks (``== Title ==``) are cut off after the match.
+_DOCUMENT_TITLE = re.compile(r"=[ \t]+(\S(?:.*\S)?)[ \t]*")
+_SECTION = re.compile(r"(={1,6})[ \t]+(\S(?:.*\S)?)[ \t]*")
+_CLOSING_MARKS = re.compile(r"(?<![ \t])[ \t]+=+\Z")
 _DELIMITER = re.compile(r"(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|--|[|!,:]={3,})[ \t]*")
 _FENCE = re.compile(r"(`{3,})[ \t]*([\w+#.-]*)[^`]*")
 _BLOCK_ATTRIBUTES = re.compile(r"\[([^\[\]].*)\]")
@@ -34,7 +39,7 @@ _LIST_ITEM = re.compile(r"[ \t]*(\*{1,6}|-|\.{1,6}|\d{1,9}\.|<\d{1,3}>)[ \t]+(\S
 _DESCRIPTION = re.compile(r"(\S.*?)(?:::{1,3}|;;)(?:[ \t]+(.*))?")
 _ADMONITION = re.compile(r"(NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(.*)")
 _SKIPPED_LINE = re.compile(
-    r"(?:include|ifdef|ifndef|ifeval|endif)::.*|(?:image|video|audio|toc)::.*\[.*\]|'{3,}|<{3}"
+    r"(?:include|ifdef|ifndef|ifeval|endif)::.*|(?:image|video|audio|toc)::[^\[]*\[.*\]|'{3,}|<{3}"
 )
 _ADMONITIONS = {"NOTE": "Note", "TIP": "Tip", "IMPORTANT": "Important", "WARNING": "Warning"}
 _ADMONITIONS["CAUTION"] = "Caution"
@@ -42,7 +47,8 @@ _ADMONITIONS["CAUTION"] = "Caution"
 
 def parse_asciidoc(text: str, *, fallback_title: str) -> ParsedRunbook:
     lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    attributes, title, start = _header(lines)
+    attributes = DocumentAttributes(source_chars=len(text))
+    title, start = _header(lines, attributes)
     reader = _Reader(attributes)
     if title:
         reader.events.append(Heading(1, " ".join(inline_text(title, attributes).split())))
@@ -53,44 +59,32 @@ def parse_asciidoc(text: str, *, fallback_title: str) -> ParsedRunbook:
     reader.flush()
     return assemble(
         reader.events,
-        frontmatter=frontmatter_from_fields(attributes),
+        frontmatter=frontmatter_from_fields(attributes.values),
         fallback_title=fallback_title,
     )
 
 
-def _header(lines: list[str]) -> tuple[dict[str, str], str | None, int]:
-    """Attribute entries and the document title before the first blank line after the title."""
-    attributes: dict[str, str] = {}
+def _header(lines: list[str], attributes: DocumentAttributes) -> tuple[str | None, int]:
+    """Read the attribute entries and find the document title, up to the first blank line after
+    the title: the title and the index of the first body line."""
     index = 0
     while index < len(lines) and (not lines[index].strip() or _is_line_comment(lines[index])):
         index += 1
-    while index < len(lines) and _set_attribute(attributes, lines[index]):
+    while index < len(lines) and attributes.set_from_entry(lines[index]):
         index += 1
     title_line = _DOCUMENT_TITLE.fullmatch(lines[index]) if index < len(lines) else None
     if title_line is None:
-        return attributes, None, index
+        return None, index
     index += 1
     # Author and revision lines, comments and attribute entries, up to the first blank line.
     while index < len(lines) and lines[index].strip():
-        _set_attribute(attributes, lines[index])
+        attributes.set_from_entry(lines[index])
         index += 1
-    return attributes, title_line[1], index
-
-
-def _set_attribute(attributes: dict[str, str], line: str) -> bool:
-    entry = _ATTRIBUTE_ENTRY.fullmatch(line.rstrip())
-    if entry is None:
-        return False
-    name = entry[2].lower()
-    if entry[1] or entry[3]:
-        attributes.pop(name, None)
-    else:
-        attributes[name] = (entry[4] or "").strip()
-    return True
+    return title_line[1], index
 
 
 class _Reader(EventWriter):
-    def __init__(self, attributes: dict[str, str]) -> None:
+    def __init__(self, attributes: DocumentAttributes) -> None:
         super().__init__()
         self.attributes = attributes
         # Per open list level: its kind ("ordered" / "bullet") and whether an item is open.
@@ -118,6 +112,10 @@ class _Reader(EventWriter):
                     self._close_lists()
                 self._delimited(line.strip(), delimiter, lines[index:end])
                 index = end + 1
+            elif starts_paragraph and self._style() == "comment":
+                # A ``[comment]`` paragraph: Asciidoctor never shows it.
+                self._block_attributes, self._block_title = [], ""
+                index = _paragraph_end(lines, index)
             elif line == "+" and self._levels:
                 self.flush()
                 attached = True
@@ -130,7 +128,7 @@ class _Reader(EventWriter):
                     self._block_attributes = _positional(block_attributes[1])
             elif (block_title := _BLOCK_TITLE.fullmatch(line)) is not None and not self._inline:
                 self._block_title = block_title[1]
-            elif _SKIPPED_LINE.fullmatch(line) or _set_attribute(self.attributes, line):
+            elif _SKIPPED_LINE.fullmatch(line) or self.attributes.set_from_entry(line):
                 self.flush()
             elif (item := _LIST_ITEM.fullmatch(line)) is not None:
                 self._item(item[1], item[2])
@@ -159,7 +157,7 @@ class _Reader(EventWriter):
         self.inline(text if text.endswith("\n") else text + " ")
 
     def _title_or_paragraph(self, section: re.Match[str], *, nested: bool) -> None:
-        text = " ".join(inline_text(section[2], self.attributes).split())
+        text = " ".join(inline_text(_CLOSING_MARKS.sub("", section[2]), self.attributes).split())
         if nested:
             # Asciidoctor allows no section inside a block: the title is a paragraph.
             self.flush()
@@ -203,11 +201,15 @@ class _Reader(EventWriter):
         if title:
             self.emit(Block(" ".join(inline_text(title, self.attributes).split())))
 
+    def _style(self) -> str:
+        return self._block_attributes[0].strip().lower() if self._block_attributes else ""
+
     def _delimited(self, opener: str, delimiter: re.Match[str], content: list[str]) -> None:
+        style = self._style()
         attributes, self._block_attributes = self._block_attributes, []
-        style = attributes[0].strip().lower() if attributes else ""
         kind = opener[0]
-        if kind in "/+":
+        if kind in "/+" or style == "comment":
+            # Comment blocks (``////``, ``[comment]``) and passthroughs: nothing a reader sees.
             self._block_title = ""
             return
         self._take_block_title()
@@ -217,7 +219,8 @@ class _Reader(EventWriter):
             source = style in ("source", "") and len(attributes) > 1
             self._code(content, language=attributes[1].strip() if source else "")
         elif kind in "|!,:" and opener[1] == "=":
-            rows, header = table_rows(content, attributes, separator=opener[0])
+            shown = [line for line in content if not _is_line_comment(line)]
+            rows, header = table_rows(shown, attributes, separator=opener[0])
             cells = [[inline_text(cell, self.attributes) for cell in row] for row in rows]
             self.emit(table_block(cells, header=header))
         elif label := _ADMONITIONS.get(style.upper(), ""):

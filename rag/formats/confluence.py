@@ -2,8 +2,10 @@
 
 Macros that hold runbook text keep it — code and ``noformat`` as whole fenced blocks, panels with
 their label, ``expand`` with its title — while page chrome (table of contents, child lists,
-anchors, Jira issues, images, emoticons) is dropped. Parameters and ``ri:`` resource identifiers
-never reach the text, except as the visible name of a link.
+anchors, Jira issues, images, emoticons) is dropped, and so is a macro the page hides
+(``hidden=true``: an excerpt or page-properties table shown only where it is included).
+Parameters and ``ri:`` resource identifiers never reach the text, except as the visible name of
+a link.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ def _macro(walker: StorageWalker, element: etree._Element) -> None:
     params = _parameters(element)
     body = _child(element, "ac:rich-text-body")
     plain = _child(element, "ac:plain-text-body")
-    if name in _CHROME_MACROS:
+    if name in _CHROME_MACROS or params.get("hidden", "").lower() == "true":
+        # ``hidden=true`` (excerpt, page properties): the page does not show the body.
         return
     if name == "status":
         walker.inline(params.get("title", ""))

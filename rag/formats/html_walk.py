@@ -3,7 +3,8 @@
 The walk streams: prose gathers in a buffer that each block-level element flushes, so markup
 that a lenient parser nested oddly (a heading inside an unclosed ``<strong>``, a list inside a
 paragraph) still comes out in document order. Confluence's ``ac:`` elements are delegated to
-``rag.formats.confluence``.
+``rag.formats.confluence``. Comments (dropped by the parser, an unclosed one to the end) and
+hidden elements are not read: only what the page shows is runbook text.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ _PLAIN_TAGS = frozenset(
     }
 )
 _LANGUAGE_CLASS = re.compile(r"(?:^|\s)(?:language-|lang-|brush:\s*)([\w+#.-]+)")
+# Inline styles a browser renders as nothing (Confluence keeps a page's inline styles too).
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 
 
 class HtmlWalker(EventWriter):
@@ -68,6 +71,8 @@ class HtmlWalker(EventWriter):
 
     def element(self, element: etree._Element) -> None:
         tag = str(element.tag)
+        if is_hidden(element):
+            return
         if tag.startswith(("ac:", "ri:")):
             confluence.convert(self, element)
         elif tag in DROPPED_TAGS:
@@ -133,18 +138,29 @@ class HtmlWalker(EventWriter):
         self.emit(table_block([[_cell_text(cell) for cell in row] for row in cells], header=header))
 
 
+def is_hidden(element: etree._Element) -> bool:
+    """An element the page never shows (``hidden``, ``display: none``): not runbook text."""
+    return element.get("hidden") is not None or bool(_HIDDEN_STYLE.search(element.get("style", "")))
+
+
 def _cell_text(cell: etree._Element) -> str:
     tags = [str(inner.tag) for inner in cell.iterdescendants()]
     if tags.count("p") <= 1 and all(tag in _PLAIN_TAGS for tag in tags):
         # Most cells are one paragraph of plain or emphasised text: no walk needed.
-        return clean_prose("".join(cell.itertext()).replace("\n", " "))
+        return clean_prose(_text_of(cell).replace("\n", " "))
     walker = HtmlWalker(in_cell=True)
     walker.walk_children(cell)
     return walker.cell_text()
 
 
 def _text_of(element: etree._Element) -> str:
-    return "".join(element.itertext())
+    """The text the element shows: comments were dropped, hidden descendants are skipped."""
+    parts = [element.text or ""]
+    for child in element:
+        if isinstance(child.tag, str) and not is_hidden(child):
+            parts.append(_text_of(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
 
 
 def _language(element: etree._Element) -> str:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from rag.errors import EmptyRunbookError, RunbookFormatError
 from rag.formats.heading_paths import HeadingPaths, title_and_root
-from rag.formats.noise import strip_noise
+from rag.formats.noise import strip_comment_block, strip_noise
 from rag.formats.runbook import Frontmatter, ParsedRunbook, Section
 
 # Inline parsing is most of the cost and only heading text needs it, so blocks are parsed alone.
@@ -58,7 +58,12 @@ def parse_runbook(text: str, *, fallback_title: str) -> ParsedRunbook:
         metadata_title=frontmatter.title, first_h1=first_h1, fallback_title=fallback_title
     )
     sections = _cut_sections(
-        body.split("\n"), headings, _code_lines(tokens), title=title, root=root
+        body.split("\n"),
+        headings,
+        _code_lines(tokens),
+        _comment_lines(tokens),
+        title=title,
+        root=root,
     )
     if not sections:
         raise RunbookFormatError("empty runbook" if not headings else "no text under any heading")
@@ -158,10 +163,24 @@ def _code_lines(tokens: Sequence[Token]) -> frozenset[int]:
     )
 
 
+def _comment_lines(tokens: Sequence[Token]) -> frozenset[int]:
+    """The lines of HTML blocks that open with a comment: an unclosed ``<!--`` at the start of
+    a line runs to the end of its container (the file, a list item, a quote)."""
+    return frozenset(
+        line
+        for token in tokens
+        if token.type == "html_block"
+        and token.content.lstrip(" ").startswith("<!--")
+        and token.map is not None
+        for line in range(*token.map)
+    )
+
+
 def _cut_sections(
     lines: list[str],
     headings: list[_Heading],
     code_lines: frozenset[int],
+    comment_lines: frozenset[int],
     *,
     title: str,
     root: tuple[str, ...],
@@ -177,7 +196,7 @@ def _cut_sections(
     spans.append((path, start, len(lines), nested))
     sections: list[Section] = []
     for heading_path, first, end, dedent in spans:
-        text = _clean_lines(lines, range(first, end), code_lines)
+        text = _clean_lines(lines, range(first, end), code_lines, comment_lines)
         # A heading inside a list item has an indented body; left indented it would read as code.
         if dedent:
             text = textwrap.dedent(text)
@@ -187,11 +206,21 @@ def _cut_sections(
     return sections
 
 
-def _clean_lines(lines: list[str], span: range, code_lines: frozenset[int]) -> str:
-    """Strip comments and shortcodes from prose while code blocks stay byte for byte."""
+def _clean_lines(
+    lines: list[str], span: range, code_lines: frozenset[int], comment_lines: frozenset[int]
+) -> str:
+    """Strip comments and shortcodes from prose while code blocks stay byte for byte; of a
+    comment block only what follows its closing ``-->`` on the last line is left."""
     out: list[str] = []
     prose: list[str] = []
+    comment: list[str] = []
     for index in span:
+        if index in comment_lines:
+            comment.append(lines[index])
+            continue
+        if comment:
+            prose.append(strip_comment_block("\n".join(comment)))
+            comment = []
         if index in code_lines:
             if prose:
                 out.append(strip_noise("\n".join(prose)))
@@ -199,6 +228,8 @@ def _clean_lines(lines: list[str], span: range, code_lines: frozenset[int]) -> s
             out.append(lines[index])
         else:
             prose.append(lines[index])
+    if comment:
+        prose.append(strip_comment_block("\n".join(comment)))
     if prose:
         out.append(strip_noise("\n".join(prose)))
     return "\n".join(out)

@@ -5,6 +5,9 @@ so a file of unclosed ``<!--`` takes quadratic time; this scanner finds each ope
 closer with ``str.find`` from where the last search ended, and remembers a closer that is
 missing, so every character is looked at a bounded number of times.
 
+An HTML block that opens with ``<!--`` is hidden up to its ``-->``, or, unclosed, to its end
+(``strip_comment_block``): CommonMark renders none of it, so none of it is runbook text.
+
 Inline code is kept verbatim (a shortcode or comment quoted in backticks survives): a run of N
 backticks opens a code span that the next run of exactly N backticks on the same line closes.
 """
@@ -132,3 +135,18 @@ def _shortcode_replacement(inner: str) -> str:
     if target is None:
         return ""
     return next(group for group in target.groups() if group is not None)
+
+
+def strip_comment_block(text: str) -> str:
+    """An HTML comment block's visible rest: every ``<!--`` hides up to the next ``-->`` or, with
+    none after it, to the end of the block, as CommonMark and browsers read it."""
+    pieces: list[str] = []
+    position = 0
+    while (start := text.find("<!--", position)) != -1:
+        pieces.append(text[position:start])
+        end = text.find("-->", start + 4)
+        if end == -1:
+            return "".join(pieces)
+        position = end + 3
+    pieces.append(text[position:])
+    return "".join(pieces)

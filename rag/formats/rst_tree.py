@@ -7,8 +7,10 @@ from typing import Any
 
 from docutils import nodes
 from docutils.core import publish_doctree
+from docutils.parsers.rst import Parser
 
 from rag.errors import RunbookFormatError
+from rag.formats.rst_inline import LinearInliner, LinearReader
 
 # No file or URL is ever read (include, raw, csv-table :file:), no configuration file either.
 # WARNING and worse stay in the tree: a Sphinx-only directive's source lives in its message.
@@ -33,6 +35,8 @@ def parse_rst_tree(text: str) -> nodes.document:
     try:
         return publish_doctree(
             text.removeprefix("\ufeff"),
+            reader=LinearReader(),
+            parser=Parser(inliner=LinearInliner()),
             settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()},
         )
     # docutils raises whatever its parser trips over on hostile input (an IndexError in a

@@ -18,7 +18,7 @@ from rag.embedding.embedder import Embedder
 from rag.formats.markdown import PARSE_REVISION
 from rag.ingest.embed import PendingDocument, embed_text, embedded_groups, prepare_document
 from rag.ingest.files import discover_tenants, linked_tenant_folders
-from rag.ingest.guard import documents_to_prune
+from rag.ingest.guard import documents_sources_own, documents_to_prune
 from rag.ingest.relabel import relabel_document
 from rag.ingest.report import IngestFailure, IngestLimits, IngestReport, IngestSkip
 from rag.ingest.scan import StoredVersion, load_stored_state, scan_tenant
@@ -93,8 +93,10 @@ async def ingest_path(
             report.failed.extend(scan.failed)
             report.skipped.extend(scan.skipped)
             if prune:
+                owned = await documents_sources_own(store, folder.tenant)
+                folders_own = {d: v for d, v in stored.items() if d not in owned}
                 retirements[folder.tenant] = documents_to_prune(
-                    folder.tenant, stored, scan, force=force
+                    folder.tenant, folders_own, scan, force=force
                 )
             pending.extend(
                 prepare_document(folder.tenant, source, source.document_id not in stored, limits)

@@ -19,7 +19,8 @@ from rag.store.connection import Store
 
 _CURRENT_STATE = """
 SELECT DISTINCT ON (document_id)
-       document_id, version, sha256, embedding_model, superseded, source_path, parse_revision
+       document_id, version, sha256, embedding_model, superseded, source_path, parse_revision,
+       superseded_by
 FROM documents WHERE tenant_id = %(tenant)s
 ORDER BY document_id, version DESC
 """
@@ -33,6 +34,9 @@ class StoredVersion:
     superseded: bool
     source_path: str
     parse_revision: int
+    # Set when the runbook retired itself (its frontmatter's ``superseded_by``); a superseded
+    # latest version without it was retired from outside (a prune, a removed source).
+    superseded_by: str | None = None
 
 
 @dataclass

@@ -98,6 +98,41 @@ def fuse(
     """The candidates scored and sorted best first, with the reasons for their place; without
     ``opening``, in the first order alone (what the gate reads: which section a runbook shows
     first, and which runbook opens, say what to show, not whether the runbooks answer)."""
+    scoring = _score(found, hints, question, term_df, tenant_chunks, model)
+    return _ordered(scoring, opening=opening)
+
+
+def fuse_both(
+    found: Sequence[Evidence],
+    hints: ScopeHints,
+    question: str,
+    *,
+    term_df: Mapping[str, int],
+    tenant_chunks: int,
+    model: RankModel | None = None,
+) -> tuple[tuple[Evidence, ...], tuple[Evidence, ...]]:
+    """``fuse`` with and without ``opening``, the candidates scored once for both."""
+    scoring = _score(found, hints, question, term_df, tenant_chunks, model)
+    return _ordered(scoring, opening=True), _ordered(scoring, opening=False)
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    scored: list[Evidence]  # best first
+    section_scores: dict[int, float]
+    placeholder: dict[int, bool]
+    intents: frozenset[str]
+    sectioned: frozenset[str]
+
+
+def _score(
+    found: Sequence[Evidence],
+    hints: ScopeHints,
+    question: str,
+    term_df: Mapping[str, int],
+    tenant_chunks: int,
+    model: RankModel | None,
+) -> _Scoring:
     model = model or shipped_model()
     rows = candidate_features(found, hints, question, term_df=term_df, tenant_chunks=tenant_chunks)
     intents = question_intents(question)
@@ -126,6 +161,17 @@ def fuse(
         )
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
+    scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
+    return _Scoring(scored, section_scores, placeholder, intents, sectioned)
+
+
+def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
+    scored, section_scores, placeholder = (
+        scoring.scored,
+        scoring.section_scores,
+        scoring.placeholder,
+    )
+    intents, sectioned = scoring.intents, scoring.sectioned
     documents = [e.document_id for e in scored]
     order = list(range(len(scored)))
     if opening:
@@ -174,7 +220,8 @@ def fuse(
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
-        replace(scored[moved], score=scored[place].score) for place, moved in enumerate(order)
+        scored[moved] if moved == place else replace(scored[moved], score=scored[place].score)
+        for place, moved in enumerate(order)
     )
 
 

@@ -30,7 +30,7 @@ from rag.retrieval.queries import (
     VOCABULARY,
 )
 from rag.retrieval.rank import ScopeHints
-from rag.retrieval.ranker import RankModel, fuse
+from rag.retrieval.ranker import RankModel, fuse_both
 from rag.retrieval.terms import keyword_text
 from rag.store.connection import Store
 
@@ -179,17 +179,8 @@ async def search(
     spelling_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if not asked}
     found = [_row_to_evidence(row) for row in rows]
     ranking_df = {**term_df, **spelling_df}
-    fused = fuse(
+    fused, relevance = fuse_both(
         found, hints, question, term_df=ranking_df, tenant_chunks=tenant_chunks, model=rank_model
-    )
-    relevance = fuse(
-        found,
-        hints,
-        question,
-        term_df=ranking_df,
-        tenant_chunks=tenant_chunks,
-        model=rank_model,
-        opening=False,
     )
     return Candidates(
         evidence=fused,

@@ -33,6 +33,7 @@ from rag.ingest.guard import documents_to_prune
 from rag.ingest.report import IngestFailure, IngestLimits, IngestReport, IngestSkip
 from rag.ingest.scan import StoredVersion, TenantScan, load_stored_state
 from rag.ingest.write import ensure_tenant, retire_documents_on, write_version_on
+from rag.sources.item_names import storable_listing
 from rag.sources.reader import (
     SourceDocument,
     SourceListing,
@@ -88,7 +89,7 @@ async def sync_source(
         await ensure_tenant(store, tenant)
         state = await _load_items(store, source.source_id)
         stored = await load_stored_state(store, tenant)
-        listing = await reader.list_items()
+        listing = storable_listing(await reader.list_items())
         report.version = listing.version
         report.skipped.extend(IngestSkip(i, r) for i, r in sorted(listing.passed_over.items()))
         to_read = sorted(
@@ -236,6 +237,9 @@ def _needs_read(
         previous is None
         or previous.embedding_model != model_id
         or previous.parse_revision != PARSE_REVISION
+        # Retired from outside this source (a folder ingest's prune): the item is still here,
+        # so its document comes back.
+        or (previous.superseded and previous.superseded_by is None)
     )
 
 

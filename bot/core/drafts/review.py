@@ -30,8 +30,13 @@ class Nearest:
     title: str
 
 
-async def nearest_runbook(service: RagService, tenant: str, draft: RunbookDraft) -> Nearest | None:
+async def nearest_runbook(
+    service: RagService | None, tenant: str, draft: RunbookDraft
+) -> Nearest | None:
     """The existing runbook the draft is nearest to, when retrieval would answer from it."""
+    if service is None:
+        # A web process (`runbook serve --role web`) never retrieves: no suggestion there.
+        return None
     query = " ".join([draft.title, *draft.symptoms])[:1000]
     try:
         found = await service.retrieve(tenant, query)

@@ -1,8 +1,8 @@
 """The work queue's Prometheus metrics: depth, age of the oldest job, re-runs and dead jobs.
 
 Registered on the bot's registry, so ``/metrics`` shows them with the rest. Gauges are
-refreshed from the database by every worker's maintenance tick (the whole queue, not this
-process's share of it); counters are this process's own.
+read from the database when ``/metrics`` is scraped (``bot.core.jobs.upkeep``; the whole
+queue, not this process's share of it); counters are this process's own.
 """
 
 from __future__ import annotations

@@ -34,81 +34,15 @@ from psycopg.rows import TupleRow, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from bot.core.conversation import storable
 from bot.core.jobs.database_watch import DatabaseWatch
+from bot.core.jobs.values import Job, JobRequest, JobTenant, QueueStats, storable_json
 from rag import RECONNECT_TIMEOUT_S, Settings, Store
 
 logger = logging.getLogger(__name__)
 
 AnyConnection = psycopg.AsyncConnection[TupleRow]
 
-
-@dataclass(frozen=True)
-class JobTenant:
-    """Whose work a job is, as intake knows it without a query of its own: the tenant itself
-    (a source's sync), or the Slack workspace or Teams organisation that the job's INSERT
-    resolves to its tenant. Claims take turns by tenant (``next_job`` in migration 016)."""
-
-    tenant_id: str | None = None
-    slack_team_id: str | None = None
-    slack_enterprise_id: str | None = None
-    teams_aad_tenant: str | None = None
-
-
-@dataclass(frozen=True)
-class JobRequest:
-    """Work a surface accepted: ``kind`` names its handler, ``payload`` is the handler's input."""
-
-    kind: str
-    dedupe_key: str
-    payload: dict[str, Any]
-    tenant: JobTenant = JobTenant()
-    # Seconds from queueing until the job is given up; None: RUNBOOK_JOB_DEADLINE_S, the
-    # deadline of an answer. A source sync, minutes of work, brings its own.
-    deadline_s: float | None = None
-
-
-@dataclass(frozen=True)
-class Job:
-    """A claimed job. ``attempts`` counts claims, this one included: above 1 it is a re-run,
-    and whatever it posts may already be there."""
-
-    job_id: uuid.UUID
-    kind: str
-    payload: dict[str, Any]
-    attempts: int
-    max_attempts: int
-    age_s: float
-    overdue: bool
-    lease_token: uuid.UUID
-    tenant_id: str | None
-    answer_id: str | None
-    # Until its deadline_at; None: RUNBOOK_JOB_DEADLINE_S from its age.
-    remaining_s: float | None = None
-    # Run again by the same claim after a database outage cut a run short: what that run
-    # posted may be there, exactly as for a re-run after a crash.
-    resumed: bool = False
-
-    @property
-    def tenant_key(self) -> str:
-        """The tenant whose turn this job took ('' for a job no tenant was found for)."""
-        return self.tenant_id or ""
-
-    @property
-    def rerun(self) -> bool:
-        return self.attempts > 1 or self.resumed
-
-    @property
-    def exhausted(self) -> bool:
-        return self.attempts > self.max_attempts
-
-
-@dataclass(frozen=True)
-class QueueStats:
-    queued: int
-    running: int
-    dead: int
-    oldest_age_s: float
+__all__ = ["Job", "JobQueue", "JobRequest", "JobTenant", "QueueStats", "storable_json"]
 
 
 # One statement, one round trip, atomic in autocommit: the delivery's dedupe claim
@@ -137,15 +71,27 @@ RETURNING job_id
 """
 
 # The next job by tenant turns, among the kinds this worker serves (``next_job``, migration
-# 016); the subquery runs once, and its row stays locked for this UPDATE.
+# 016), less the capped kind while its cap is reached (a deployment's source syncs: they must
+# never take every worker); the subquery runs once, and its row stays locked for this UPDATE.
 _CLAIM = """
 UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = %(worker)s,
        lease_token = gen_random_uuid(),
        available_at = now() + make_interval(secs => %(lease_s)s)
-WHERE job_id = (SELECT next_job(%(kinds)s, %(full)s))
+WHERE job_id = (SELECT next_job(
+    CASE WHEN (SELECT count(*) FROM jobs
+               WHERE kind = %(capped)s AND state = 'running' AND available_at > now()) >= %(cap)s
+         THEN array_remove(%(kinds)s::text[], %(capped)s) ELSE %(kinds)s::text[] END,
+    %(full)s))
 RETURNING job_id, kind, payload, attempts, max_attempts, tenant_id, answer_id, lease_token,
           extract(epoch FROM now() - created_at)::float8 AS age_s, deadline_at < now() AS overdue,
           extract(epoch FROM deadline_at - now())::float8 AS remaining_s
+"""
+
+# A worker restarted in its slot (``runbook serve --role all``) puts back at once what it held
+# when it died, instead of leaving it to its lease; the crash still counts as an attempt.
+_RELEASE_STALE = """
+UPDATE jobs SET state = 'queued', lease_token = NULL, worker = NULL, available_at = now()
+WHERE worker = %(worker)s AND state = 'running'
 """
 
 _HEARTBEAT = """
@@ -198,17 +144,6 @@ SELECT count(*) FILTER (WHERE state = 'queued'),
                 FILTER (WHERE state IN ('queued', 'running'))), 0)::float8
 FROM jobs
 """
-
-
-def storable_json(value: Any) -> Any:
-    """``value`` with every string storable in jsonb (no NUL, no lone surrogate)."""
-    if isinstance(value, str):
-        return storable(value)
-    if isinstance(value, dict):
-        return {storable(str(k)): storable_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable_json(item) for item in value]
-    return value
 
 
 @dataclass
@@ -323,14 +258,24 @@ class JobQueue:
                 logger.info("claimed %s after the database came back", held.key)
         self._held = still
 
-    async def claim(self, kinds: Collection[str], *, full: Collection[str] = ()) -> Job | None:
+    async def claim(
+        self,
+        kinds: Collection[str],
+        *,
+        full: Collection[str] = (),
+        capped: tuple[str, int] | None = None,
+    ) -> Job | None:
         """The next job of one of ``kinds`` (those this process has handlers for), tenants
-        taking turns; tenants in ``full`` (keys as ``tenant_key``) are passed over."""
+        taking turns; tenants in ``full`` (keys as ``tenant_key``) are passed over. ``capped``
+        (kind, cap): that kind only while fewer than ``cap`` of it run in the whole queue."""
+        capped_kind, cap = capped or (None, 0)
         params = {
             "worker": self.worker_name,
             "lease_s": self.settings.job_lease_s,
             "kinds": list(kinds),
             "full": list(full),
+            "capped": capped_kind,
+            "cap": cap,
         }
         async with self.store.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
@@ -351,6 +296,10 @@ class JobQueue:
             answer_id=None if row["answer_id"] is None else str(row["answer_id"]),
             remaining_s=row["remaining_s"],
         )
+
+    async def release_stale(self) -> int:
+        """Put back what a previous process of this ``worker_name`` held when it died."""
+        return await release_jobs_of(self.store, self.worker_name)
 
     async def heartbeat(self, job: Job) -> bool:
         """Extend the lease; False when it was lost (another worker holds the job now)."""
@@ -402,3 +351,10 @@ class JobQueue:
             row = await cur.fetchone()
         assert row is not None  # an aggregate always returns a row
         return QueueStats(queued=row[0], running=row[1], dead=row[2], oldest_age_s=row[3])
+
+
+async def release_jobs_of(store: Store, worker_name: str) -> int:
+    """Put back at once the jobs a worker held when it died (its supervisor saw it go)."""
+    async with store.pool.connection() as conn:
+        cur = await conn.execute(_RELEASE_STALE, {"worker": worker_name})
+        return cur.rowcount

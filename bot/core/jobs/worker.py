@@ -19,7 +19,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -29,13 +28,12 @@ import psycopg
 from bot.core.jobs.database_watch import unreachable
 from bot.core.jobs.metrics import JobMetrics
 from bot.core.jobs.queue import Job, JobQueue
+from bot.core.jobs.upkeep import QueueUpkeep
 from bot.core.tasks import BackgroundTasks
 from rag import StoreError
 
 logger = logging.getLogger(__name__)
 
-_MAINTENANCE_EVERY_S = 2.0
-_PRUNE_EVERY_S = 300.0
 _MAX_BACKOFF_S = 30.0
 # The worker's own bookkeeping failing: the database (or its pool) did not answer.
 _BOOKKEEPING = (psycopg.Error, StoreError, TimeoutError)
@@ -82,18 +80,21 @@ class JobWorker:
         *,
         tasks: BackgroundTasks,
         metrics: JobMetrics,
+        capped: tuple[str, int] | None = None,
     ) -> None:
+        """``capped`` (kind, cap): a kind of which at most ``cap`` jobs run at once in the
+        whole queue (source syncs: they must never take every worker)."""
         self.queue = queue
         self.handlers = handlers
         self.tasks = tasks
         self.metrics = metrics
+        self.upkeep = QueueUpkeep(queue, metrics, prune=True)
+        self._capped = capped if capped is not None and capped[0] in handlers.kinds else None
         self._settings = queue.settings
         self._database = queue.database
         self._running: Counter[str] = Counter()  # jobs in flight per tenant key
         self._slot_freed = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._recovered = asyncio.Event()
-        self._database.on_recovery(self._recovered.set)
 
     def stop(self) -> None:
         """Claim nothing more; jobs already running go on (the caller drains ``tasks``)."""
@@ -103,7 +104,7 @@ class JobWorker:
 
     async def run(self) -> None:
         """Claim and run jobs until ``stop()``."""
-        maintenance = asyncio.create_task(self._maintain())
+        maintenance = asyncio.create_task(self.upkeep.run())
         try:
             while not self._stopping.is_set():
                 if self._running.total() >= self._settings.job_slots:
@@ -136,7 +137,9 @@ class JobWorker:
 
     async def _claim(self) -> Job | None:
         try:
-            return await self.queue.claim(self.handlers.kinds, full=self._full())
+            return await self.queue.claim(
+                self.handlers.kinds, full=self._full(), capped=self._capped
+            )
         except _BOOKKEEPING as exc:
             logger.warning("job claim failed: %s", type(exc).__name__)
             if unreachable(exc) and await self._database.confirm_down():
@@ -238,6 +241,8 @@ class JobWorker:
         delay = min(0.5 * 2 ** (job.attempts - 1), _MAX_BACKOFF_S)
         logger.warning("job %s failed (%s); retrying in %.1f s", job.job_id, why, delay)
         await self._settle(lambda: self.queue.requeue(job, delay_s=delay))
+        # Nobody announces a job that comes back later: wake up for it (other workers poll).
+        asyncio.get_running_loop().call_later(delay, self.queue.new_work.set)
         return "retry"
 
     async def _give_up(self, job: Job, handler: JobHandler) -> str:
@@ -273,28 +278,3 @@ class JobWorker:
                     return
             except _BOOKKEEPING as exc:
                 logger.info("job %s: heartbeat failed (%s)", job.job_id, type(exc).__name__)
-
-    async def _maintain(self) -> None:
-        pruned_at = 0.0
-        while True:
-            await self._next_round()
-            try:
-                if self.queue.held:
-                    await self.queue.retry_held()
-                    self.queue.new_work.set()
-                if time.monotonic() - pruned_at > _PRUNE_EVERY_S:
-                    pruned_at = time.monotonic()
-                    if pruned := await self.queue.prune():
-                        logger.info("pruned %d finished jobs", pruned)
-                self.metrics.observe(await self.queue.stats(), held=self.queue.held)
-            except _BOOKKEEPING as exc:
-                logger.info("queue maintenance skipped: %s", type(exc).__name__)
-
-    async def _next_round(self) -> None:
-        """Every ``_MAINTENANCE_EVERY_S``, and at once when the database answers again (held
-        claims are written then, not up to a round later)."""
-        try:
-            await asyncio.wait_for(self._recovered.wait(), _MAINTENANCE_EVERY_S)
-        except TimeoutError:
-            pass
-        self._recovered.clear()

@@ -7,11 +7,11 @@ Shared by ``runbook source sync`` and the ``source.sync`` job of ``runbook serve
 from __future__ import annotations
 
 import logging
+import traceback
 from dataclasses import dataclass
 
-from bot.core.token_cipher import KEYS_SETTING, TokenCipher
+from bot.core.token_cipher import KEYS_SETTING, SecretUnreadableError, TokenCipher
 from rag import (
-    ConfigurationError,
     Embedder,
     GitCredential,
     GitReader,
@@ -31,6 +31,9 @@ from rag import (
 )
 
 logger = logging.getLogger(__name__)
+
+# The error code of a sync stopped by an error that is none of the project's own.
+CRASHED = "source_crashed"
 
 
 @dataclass(frozen=True)
@@ -68,17 +71,23 @@ def cipher_or_none(settings: Settings) -> TokenCipher | None:
 def open_secret(
     stored: dict[str, object], cipher: TokenCipher | None, what: str
 ) -> dict[str, object]:
+    """A source's stored secret, opened; ``SecretUnreadableError`` names ``what`` (e.g. "the
+    credential of source 'acme/ops'") when no key is set or none in the setting opens it."""
     if set(stored) == {"sealed"}:
         if cipher is None:
-            raise ConfigurationError(f"the {what} is sealed: set {KEYS_SETTING} to open it")
-        return cipher.open(stored)
+            raise SecretUnreadableError(f"{what} is sealed: set {KEYS_SETTING} to open it")
+        return cipher.open(stored, what=what)
     return stored
 
 
 def reader_for(row: SourceRow, *, settings: Settings, cipher: TokenCipher | None) -> SourceReader:
     """The reader of ``row``'s kind, its credential opened."""
     label = f"{row.tenant_id}/{row.name}"
-    opened = {} if row.credential is None else open_secret(row.credential, cipher, "credential")
+    opened = (
+        {}
+        if row.credential is None
+        else open_secret(row.credential, cipher, f"the credential of source {label!r}")
+    )
     if row.kind == "git":
         token, key = opened.get("token"), opened.get("ssh_key")
         return GitReader(
@@ -128,4 +137,23 @@ async def run_sync(
             failures,
         )
         return SyncOutcome(row, error=str(exc), error_code=exc.code, failures_in_row=failures)
+    except Exception as exc:  # one source's surprise must not stop the others, nor go unrecorded
+        return await _record_crash(store, row, exc)
     return SyncOutcome(row, report=report)
+
+
+async def _record_crash(store: Store, row: SourceRow, exc: Exception) -> SyncOutcome:
+    """An error none of the project's own: recorded by its kind alone (its text may quote a
+    response or a setting) and logged with where it happened, never with what it said."""
+    kind = type(exc).__name__
+    error = f"the sync stopped on an unexpected error ({kind}); nothing was changed"
+    failures = await record_failed(store, row.source_id, error)
+    logger.error(
+        "sync of source %s of %s stopped on an unexpected %s (%d in a row) at:\n%s",
+        row.name,
+        row.tenant_id,
+        kind,
+        failures,
+        "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+    )
+    return SyncOutcome(row, error=error, error_code=CRASHED, failures_in_row=failures)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -78,17 +79,23 @@ def render_answer(
     if answer_id:
         tail.append(_feedback(answer_id))
     tail.append(footer(result))
-    rest = sum(text_units(block.to_dict()) for block in [*answer, *listed, *tail])
+    # Each block is validated and serialized once (``to_dict``); the budgets read the JSON.
+    answer_json, listed_json, tail_json = _json(answer), _json(listed), _json(tail)
+    rest = sum(text_units(block) for block in [*answer_json, *listed_json, *tail_json])
     room = TEXT_BUDGET - rest - _PANEL_OVERHEAD - QUOTE_FLOOR * len(shown)
     panel_budget = max(RUNBOOK_SECTION_FLOOR, min(RUNBOOK_SECTION_MAX, room))
     panel = runbook_blocks(result, section=section, answer_id=answer_id, budget=panel_budget)
-    head = [*answer, *panel, *listed]
-    budget = _quote_budget([*head, *tail], shown)
+    head = [*answer_json, *_json(panel), *listed_json]
+    budget = _quote_budget([*head, *tail_json], shown)
     quotes: list[Block] = [
         inline_quote(source, budget) if source.n in expanded else quote_container(source, budget)
         for source in shown
     ]
-    return build_card(_fallback_text(result, len(sources)), [*head, *quotes, *tail])
+    return build_card(_fallback_text(result, len(sources)), [*head, *_json(quotes), *tail_json])
+
+
+def _json(blocks: Sequence[Block]) -> list[dict[str, Any]]:
+    return [block.to_dict() for block in blocks]
 
 
 def footer(result: AskResult) -> ContextBlock:
@@ -153,11 +160,11 @@ def _feedback(answer_id: str) -> ContextActionsBlock:
     return ContextActionsBlock(elements=[buttons])
 
 
-def _quote_budget(blocks: Sequence[Block], shown: Sequence[Source]) -> int:
+def _quote_budget(blocks: Sequence[dict[str, Any]], shown: Sequence[Source]) -> int:
     """Share what the message budget leaves among the quotes, within the per-quote bounds."""
     if not shown:
         return QUOTE_MAX
-    used = sum(text_units(block.to_dict()) for block in blocks)
+    used = sum(text_units(block) for block in blocks)
     used += sum(units(quote_title(source)) for source in shown)
     return max(QUOTE_FLOOR, min(QUOTE_MAX, (TEXT_BUDGET - used) // len(shown)))
 

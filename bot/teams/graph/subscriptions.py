@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Collection
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,7 @@ from psycopg.types.json import Jsonb
 from bot.core.alerts.channel_settings import channel_settings
 from bot.core.jobs.periodic import rounds_running
 from bot.core.jobs.queue import Job, JobQueue, JobRequest, JobTenant
+from bot.core.secret_reseal import SealedColumn
 from bot.core.token_cipher import TokenCipher
 from bot.teams.graph.client import (
     GraphClient,
@@ -45,6 +47,16 @@ SUBSCRIPTION_KIND = "teams.graph_subscription"
 LIFETIME = timedelta(minutes=55)
 RENEW_BEFORE = timedelta(minutes=20)
 SCHEDULE_TICK_S = 60.0
+
+# For `runbook secrets reencrypt` (bot.core.secret_reseal): each subscription's clientState.
+GRAPH_SECRETS = (
+    SealedColumn(
+        "teams_graph_subscriptions",
+        "client_state",
+        "tenant_id || ' channel ' || channel_id",
+        "Graph clientState of tenant",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -78,7 +90,7 @@ FROM teams_graph_subscriptions
 _ROW = _SELECT + (
     "WHERE tenant_id = %(tenant)s AND aad_tenant_id = %(aad)s AND channel_id = %(channel)s"
 )
-_BY_SUBSCRIPTION = _SELECT + "WHERE subscription_id = %s"
+_BY_SUBSCRIPTION = _SELECT + "WHERE subscription_id = ANY(%s)"
 _DUE = _SELECT + "WHERE NOT wanted OR subscription_id IS NULL OR expires_at < now() + %(renew)s"
 _RECORD = """
 UPDATE teams_graph_subscriptions
@@ -123,11 +135,16 @@ async def subscription_row(
         return await cur.fetchone()
 
 
-async def subscription_by_id(store: Store, subscription_id: str) -> SubscriptionRow | None:
+async def subscriptions_by_id(
+    store: Store, subscription_ids: Collection[str]
+) -> dict[str, SubscriptionRow]:
+    """The rows of those of ``subscription_ids`` that exist, by id, in one query."""
+    if not subscription_ids:
+        return {}
     async with store.pool.connection() as conn:
         cur = conn.cursor(row_factory=class_row(SubscriptionRow))
-        await cur.execute(_BY_SUBSCRIPTION, (subscription_id,))
-        return await cur.fetchone()
+        await cur.execute(_BY_SUBSCRIPTION, (list(subscription_ids),))
+        return {row.subscription_id: row for row in await cur.fetchall() if row.subscription_id}
 
 
 async def due_subscriptions(store: Store) -> list[SubscriptionRow]:
@@ -233,7 +250,7 @@ def client_state_of(row: SubscriptionRow, cipher: TokenCipher) -> str | None:
     if row.client_state is None:
         return None
     try:
-        secret = cipher.open(row.client_state).get("secret")
+        secret = cipher.open(row.client_state, what="a Graph clientState").get("secret")
     except ConfigurationError:
         # Sealed with a key no longer in RUNBOOK_ENCRYPTION_KEYS: unverifiable until the
         # subscription is made again (switch the channel's alerts off and on).
