@@ -173,6 +173,7 @@ async def test_the_digest_offers_the_draft_of_a_gap_asked_in_a_thread_and_it_ope
         thread_ts = kafka(bot)[0]["ts"]
         await bot.mention(thread_ts, UNANSWERABLE)
         answer_id = offer(await card_in(bot, thread_ts))
+        assert answer_id is not None
         report = await gap_report(
             store, "acme", since=timedelta(hours=1), stale_after_days=90, now=datetime.now(UTC)
         )
