@@ -51,7 +51,7 @@ DEFAULT_FILES = [
 ABSTAIN_TERMS = (EVALS / "sources/abstain-terms.jsonl", EVALS / "holdout/abstain-terms.jsonl")
 _MAX_FILE_BYTES = 1_000_000
 _ROW_KEYS = {"id", "tenant", "question", "expect"}
-_OPTIONAL_KEYS = {"kind", "type", "source"}
+_OPTIONAL_KEYS = {"kind", "type", "source", "phrasing"}
 
 
 @dataclass(frozen=True)

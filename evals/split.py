@@ -9,6 +9,7 @@ added to a group can push an existing dev row of that group into test; see READM
     sources/runbooks.jsonl  -> public/dev.jsonl, public/test.jsonl
     sources/alerts.jsonl    -> public/alerts-dev.jsonl, public/alerts-test.jsonl
     sources/mtrag.jsonl     -> public/mtrag-dev.jsonl, public/mtrag-test.jsonl
+    sources/oncall.jsonl    -> public/oncall-dev.jsonl, public/oncall-test.jsonl
 
 ``python evals/split.py`` writes them; ``--check`` only fails (exit 1) if they are out of date.
 """
@@ -30,6 +31,7 @@ SETS = {
     "runbooks": ("dev", "test"),
     "alerts": ("alerts-dev", "alerts-test"),
     "mtrag": ("mtrag-dev", "mtrag-test"),
+    "oncall": ("oncall-dev", "oncall-test"),
 }
 
 

@@ -11,7 +11,8 @@ RunbookError
 │   └── IngestFileSkipped       ingest_file_skipped (listed, not a failure)
 ├── PruneRefusedError           prune_refused (tenant, retiring, current)
 ├── RunbookFormatError          runbook_format_invalid (reason)
-│   └── EmptyRunbookError       runbook_format_invalid (no text after the frontmatter)
+│   ├── EmptyRunbookError       runbook_format_invalid (no text after the frontmatter)
+│   └── RunbookTooLargeError    runbook_too_large (would grow past its bounds; skipped)
 ├── QuestionError               question_invalid
 ├── SourceSyncError             source_* (source, reason): a source could not be synced
 ├── AnswerProviderError         answer_provider_* (retryable)
@@ -144,6 +145,13 @@ class RunbookFormatError(RunbookError):
 
 class EmptyRunbookError(RunbookFormatError):
     """Frontmatter and nothing else: a section page (Hugo's ``_index.md``), not a runbook."""
+
+
+class RunbookTooLargeError(RunbookFormatError):
+    """A runbook that would grow past its bounds once read (AsciiDoc attribute expansion): it is
+    skipped with its reason, and read again only when it changes."""
+
+    code = "runbook_too_large"
 
 
 class SourceSyncError(RunbookError):

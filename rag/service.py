@@ -30,8 +30,10 @@ from rag.gate.decision import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
 from rag.retrieval.alerts import Alert, parse_alert
 from rag.retrieval.catalog import CatalogCache
+from rag.retrieval.escalation import owner_line, owner_to_contact
 from rag.retrieval.evidence import Evidence
 from rag.retrieval.name_vocabulary import uses_name
+from rag.retrieval.query_noise import without_noise
 from rag.retrieval.query_vectors import QueryVectors
 from rag.retrieval.rank import ScopeHints
 from rag.retrieval.ranker import RankModel
@@ -173,8 +175,19 @@ class RagService:
             # A runbook named in another spelling (``kube-pod-crash-looping`` fires,
             # ``KubePodCrashLooping.md`` answers) or linked by ``runbook_url`` is named exactly.
             alert = replace(alert, runbook=catalog.runbook_named(alert.name, alert.runbook_url))
-        query = alert.search_text() if alert else without_references(question)
-        hints = catalog.hints_in(query, alert.name_in_tenant if alert else None)
+        # Hosts, addresses, pod hashes and urgency words say where it fired and how stressed
+        # the asker is, never which runbook applies (``rag.retrieval.query_noise``); the
+        # question as asked is what the answer shows and the trace keeps.
+        query = (
+            alert.search_text()
+            if alert
+            else catalog.with_runbook_names(without_noise(without_references(question)))
+        )
+        hints = catalog.hints_in(
+            query,
+            alert.name_in_tenant if alert else None,
+            alert.runbook if alert else None,
+        )
         if service:
             hints = replace(hints, services=hints.services | {service})
         started = time.perf_counter()
@@ -202,7 +215,11 @@ class RagService:
         self.metrics.retrieval_seconds.observe(timings["retrieve"] / 1000)
         self.metrics.retrieval_hits.observe(len(candidates.evidence))
         asked = GateQuery(
-            query, catalog.names(), alert, ordinary_unknown=self._ordinary_unknown(candidates)
+            query,
+            catalog.names(),
+            alert,
+            ordinary_unknown=self._ordinary_unknown(candidates),
+            named_runbook=hints.alert_document,
         )
         if alert is not None and alert.name and alert.runbook is None and not alert.generic:
             used = await _db(uses_name(self.store, tenant, alert.name))
@@ -257,7 +274,10 @@ class RagService:
             max_chars=self.settings.context_max_chars,
         )
         started = time.perf_counter()
-        verified = await draft_verified(self.answerer, question, context.excerpts)
+        # The answerer reads the question as retrieval did (without hosts, hashes and urgency;
+        # an alert named as its runbook writes it); an alert post as it was pasted.
+        asked = question if retrieval.alert is not None else retrieval.asked.text
+        verified = await draft_verified(self.answerer, asked, context.excerpts)
         retrieval.timings_ms["answer"] = _ms_since(started)
         self.metrics.citations_dropped.inc(len(verified.dropped))
         if verified.ungrounded:
@@ -266,18 +286,26 @@ class RagService:
                 "the answer provider answered without citing any excerpt",
                 retryable=True,
             )
-        return self._result(
+        answer = verified.answer
+        contact = None
+        if verified.status == "answered" and verified.citations:
+            contact = owner_to_contact(question, verified.citations[0].evidence)
+        if contact is not None:
+            # Not a runbook's words, so not a claim to verify: the store's owner, labelled.
+            answer = f"{answer}\n{owner_line(contact)}"
+        result = self._result(
             tenant,
             service,
             retrieval,
             verified.status,
             verified.reason,
             provider=verified.provider,
-            answer=verified.answer,
+            answer=answer,
             citations=verified.citations,
             dropped=list(verified.dropped),
             usage=verified.usage,
         )
+        return replace(result, owner_contact=contact)
 
     def _result(
         self,

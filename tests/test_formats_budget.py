@@ -30,7 +30,15 @@ def read(text: str, suffix: str) -> ParsedRunbook | RunbookFormatError:
     return parse_document(text, suffix=suffix, fallback_title="hostile")
 
 
+_WARMED: set[str] = set()
+
+
 def read_within_budget(text: str, suffix: str) -> ParsedRunbook | RunbookFormatError:
+    if suffix not in _WARMED:
+        # A reader's first use imports and compiles its parser: a cost of the process, not of
+        # the file (it made a 100 KB Markdown file measure 2.4 s once, 0.1 s ever after).
+        read("Runbook\n\n## Steps\n\nRestart the pod and check the logs.\n", suffix)
+        _WARMED.add(suffix)
     started = time.process_time()
     try:
         result: ParsedRunbook | RunbookFormatError = read(text, suffix)

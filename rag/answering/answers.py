@@ -81,6 +81,10 @@ class AskResult:
     question_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
     # The runbook the answer names, its sections read from the store (the card navigates them).
     runbook: RunbookView | None = field(default=None, compare=False, repr=False)
+    # Who to contact when the question asks whom to page and the lead runbook names no
+    # escalation path: its owner (``rag.retrieval.escalation.owner_to_contact``); cards show
+    # it, labelled as the owner.
+    owner_contact: str | None = None
 
 
 def ask_result_json(result: AskResult) -> dict[str, object]:

@@ -6,8 +6,9 @@ Each collection under ``evals/collections`` becomes its tenant (ingestion is inc
 second run only embeds what changed; tenants that ingest reports over the partition threshold
 are moved to partitions of their own, as ``runbook db rebalance`` would), then every golden
 file of the split runs through ``rag.evaluation.evaluate``: ``evals/public/{split}.jsonl``
-(questions),
-``alerts-{split}.jsonl`` (alert posts) and ``mtrag-{split}.jsonl`` (MT-RAG IBM Cloud). Tune on
+(questions), ``alerts-{split}.jsonl`` (alert posts), ``mtrag-{split}.jsonl`` (MT-RAG IBM Cloud)
+and ``oncall-{split}.jsonl`` (questions typed under pressure, issue 38), each reported on its
+own; ``--sets`` narrows them (``--sets oncall``). Tune on
 ``dev``; ``test`` is for the reported figures only. ``--split holdout`` runs ``evals/holdout``
 instead, over two collections nothing was tuned on (Rook, Cortex): report-only, see
 ``evals/holdout/README.md``.
@@ -41,7 +42,14 @@ HOLDOUT_ROOTS = {
     "rook": Path("collections/rook/docs"),
     "cortex": Path("collections/cortex/docs"),
 }
-SETS = ("{split}", "alerts-{split}", "mtrag-{split}")
+SETS = ("{split}", "alerts-{split}", "mtrag-{split}", "oncall-{split}")
+# The kind of question each file of a split holds (``--sets``).
+_KINDS = {
+    "{split}": "questions",
+    "alerts-{split}": "alerts",
+    "mtrag-{split}": "mtrag",
+    "oncall-{split}": "oncall",
+}
 HOLDOUT_SETS = (Path("holdout/questions.jsonl"), Path("holdout/alerts.jsonl"))
 _SHOWN = (
     "recall_at_k",
@@ -60,9 +68,15 @@ _SHOWN = (
 
 
 async def run(
-    split: str, *, answers: bool, evals: Path = EVALS, tenants: frozenset[str] | None = None
+    split: str,
+    *,
+    answers: bool,
+    evals: Path = EVALS,
+    tenants: frozenset[str] | None = None,
+    sets: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    """Ingest and score; ``tenants`` narrows both to those collections (a quicker comparison)."""
+    """Ingest and score; ``tenants`` narrows both to those collections, ``sets`` the question
+    files to those kinds (``questions``, ``alerts``, ``mtrag``, ``oncall``): quicker comparisons."""
     settings = Settings()
     reports: dict[str, Any] = {}
     holdout = split == "holdout"
@@ -72,7 +86,11 @@ async def run(
     paths = (
         [evals / path for path in HOLDOUT_SETS]
         if holdout
-        else [evals / "public" / (pattern.format(split=split) + ".jsonl") for pattern in SETS]
+        else [
+            evals / "public" / (pattern.format(split=split) + ".jsonl")
+            for pattern in SETS
+            if sets is None or _KINDS[pattern] in sets
+        ]
     )
     async with open_runtime(settings) as runtime:
         due: list[str] = []
@@ -117,11 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", action="store_true", help="also score the answers")
     parser.add_argument("--json", action="store_true", help="print the full reports as JSON")
     parser.add_argument(
+        "--sets",
+        help="only these question files (comma-separated: questions, alerts, mtrag, oncall)",
+    )
+    parser.add_argument(
         "--tenants", help="only these collections and their questions (comma-separated tenants)"
     )
     args = parser.parse_args(argv)
     chosen = frozenset(args.tenants.split(",")) if args.tenants else None
-    reports = asyncio.run(run(args.split, answers=args.answers, tenants=chosen))
+    kinds = frozenset(args.sets.split(",")) if args.sets else None
+    if kinds is not None and not kinds <= set(_KINDS.values()):
+        parser.error(f"--sets takes {', '.join(_KINDS.values())}")
+    reports = asyncio.run(run(args.split, answers=args.answers, tenants=chosen, sets=kinds))
     print(json.dumps(reports) if args.json else _table(reports))
     return 0
 

@@ -5,14 +5,14 @@ As in Asciidoctor, a value's own references are expanded when it is defined
 is where a small file can grow without limit — a line of a thousand ``{a}`` references to a
 50 KB value is 50 MB, a chain of doubling definitions is exponential — so every character it
 adds is counted, across the whole document, against a budget proportional to the file: past
-it the file is refused with a ``RunbookFormatError`` before the text is built.
+it the file is refused with a ``RunbookTooLargeError`` (skipped) before the text is built.
 """
 
 from __future__ import annotations
 
 import re
 
-from rag.errors import RunbookFormatError
+from rag.errors import RunbookTooLargeError
 
 # Expansion may add at most this many times the file's own length (with a floor for small
 # files): real runbooks name URLs and hosts in attributes and grow by far less than that.
@@ -67,7 +67,7 @@ class DocumentAttributes:
             value = _BUILTIN.get(name, reference[0])
         self._left -= len(value) - len(reference[0])
         if self._left < 0:
-            raise RunbookFormatError(
+            raise RunbookTooLargeError(
                 "AsciiDoc attribute references expand to more than "
                 f"{self._limit:,} extra characters (the limit for a file this size): not read"
             )

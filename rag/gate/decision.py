@@ -22,6 +22,12 @@ what it learned on the dev collections carries over to runbooks it never saw
   spelling or by its ``runbook_url``;
 - ``agreement`` — the best runbook is in both retrievers' top five.
 
+Beside the model, a question or alert post that names an alert the tenant has a runbook for
+(``ScopeHints.alert_document``, that runbook among the candidates) answers; and a question that
+names a well-known product (a database engine, a queue, a cloud service, a tool) that no chunk
+of the tenant holds abstains whatever it scores (``rag.gate.foreign_subjects``): its subject
+is a system the tenant does not run.
+
 The features read the candidates in the ranker's first order (``Candidates.ranked_for_gate``):
 which section a runbook shows first decides what to show, not whether to answer.
 Coefficients live in ``rag/gate/gate_model.json`` with the embedding model they were fitted for;
@@ -42,7 +48,9 @@ from importlib import resources
 from pathlib import Path
 
 from rag.errors import ConfigurationError
+from rag.gate.foreign_subjects import foreign_subjects
 from rag.retrieval.alerts import Alert
+from rag.retrieval.escalation import without_escalation_ask
 from rag.retrieval.evidence import Evidence
 from rag.retrieval.retrieve import Candidates, word_runs
 from rag.retrieval.terms import identifiers
@@ -112,6 +120,9 @@ class GateQuery:
     # The query's lexemes that the tenant never uses but that come only from ordinary words
     # (``rag.embedding.ordinary_words``): neither known nor unknown to the gate.
     ordinary_unknown: frozenset[str] = frozenset()
+    # The runbook of the one alert the question or post names (``ScopeHints.alert_document``):
+    # the tenant wrote a runbook for what fired.
+    named_runbook: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +145,12 @@ def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
     typical_cosine = statistics.median(neighbours) if neighbours else best_cosine
     idf = _idf(candidates)
     # An alert post's search text ends on its summary's last word, not on what is asked.
-    subject = None if asked.alert is not None else _last_lexeme(asked.text, candidates)
+    # "…, who do I page?" is about what comes before the asking.
+    subject = (
+        None
+        if asked.alert is not None
+        else _last_lexeme(without_escalation_ask(asked.text), candidates)
+    )
     unknown = [
         lexeme
         for lexeme, df in candidates.term_df.items()
@@ -168,12 +184,32 @@ def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, thresh
     found = features(asked, candidates)
     probability = model.probability(found)
     reason = None if probability >= threshold else "low_confidence"
+    named = asked.named_runbook is not None and any(
+        e.document_id == asked.named_runbook for e in candidates.evidence
+    )
+    if named:
+        # The question names an alert the tenant has a runbook for, and that runbook is among
+        # the candidates: it answers, however the rest of the question is worded ("KubeNodeNotReady
+        # is it serious??", "TargetDown job=node-exporter whats the impact").
+        reason = None
+    # A named alert is the subject: a product in its labels or summary is where it fired
+    # ("CPUThrottlingHigh … namespace ingress-nginx", dev alert post ``pa12``).
+    foreign = () if named else foreign_subjects(candidates.term_df, candidates.term_words)
+    if foreign:
+        # A product the tenant's runbooks never name is a system the tenant does not run (or
+        # never wrote a runbook for): words it shares with a runbook were written for another
+        # system (``rag.gate.foreign_subjects``).
+        reason = "low_confidence"
     return Gate(
         reason,
         found["best_cosine"],
         found["idf_coverage"],
         probability,
-        tuple(found.items()),
+        (
+            *found.items(),
+            ("named_runbook", float(named)),
+            ("foreign_subject", float(bool(foreign))),
+        ),
     )
 
 

@@ -15,6 +15,7 @@ from rag.errors import (
     IngestFileError,
     IngestFileSkipped,
     RunbookFormatError,
+    RunbookTooLargeError,
 )
 from rag.formats import parse_document, runbook_suffix
 from rag.formats.runbook import ParsedRunbook
@@ -213,6 +214,8 @@ def parse_source(folder: Path, path: Path, raw: bytes, text: str) -> SourceFile:
     except EmptyRunbookError as exc:
         reason = SECTION_PAGE_REASON if suffix in (".md", ".markdown") else exc.reason
         raise IngestFileSkipped(path, reason) from exc
+    except RunbookTooLargeError as exc:
+        raise IngestFileSkipped(path, exc.reason) from exc
     except RunbookFormatError as exc:
         raise IngestFileError(path, exc.reason) from exc
     return SourceFile(

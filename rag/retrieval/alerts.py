@@ -136,6 +136,12 @@ class Alert:
         return " ".join(word for word in " ".join(parts).split() if not _is_noise(word))
 
 
+def looks_like_alert_name(token: str) -> bool:
+    """Whether ``token`` is shaped like an alert's name (``KubePodCrashLooping``,
+    ``pg_xid_wraparound``, ``kube-pod-crash-looping``) and is no alerting tool's own name."""
+    return _NAME.match(token) is not None and token.lower() not in _TOOL_NAMES
+
+
 def parse_alert(text: str) -> Alert | None:
     """The alert in ``text`` if it looks like a notification (a status tag or an alertname label),
     else None: an ordinary question is not an alert."""

@@ -8,13 +8,18 @@ from urllib.parse import urlsplit
 
 from cachetools import TTLCache
 
+from rag.retrieval.alerts import looks_like_alert_name
 from rag.retrieval.rank import ScopeHints
-from rag.retrieval.runbook_names import RunbookNames
+from rag.retrieval.runbook_names import RunbookNames, name_words
 from rag.retrieval.terms import name_parts, question_terms
 from rag.store.connection import Store
 
 # Shorter names ("db", "api") match too much ordinary prose to be a useful signal.
 _MIN_NAME_LENGTH = 4
+# An alert name in a question: letters, digits and the separators of snake and kebab case.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9]")
+# A lower-case word shorter than this is an ordinary word more often than an alert.
+_MIN_ALERT_LENGTH = 8
 
 _TENANT_DOCUMENTS = """
 SELECT document_id, title, service, embedding_model
@@ -48,12 +53,18 @@ class TenantCatalog:
     def empty(self) -> bool:
         return not self.embedding_models
 
-    def hints_in(self, question: str, alert_name: str | None = None) -> ScopeHints:
+    def hints_in(
+        self,
+        question: str,
+        alert_name: str | None = None,
+        alert_document: str | None = None,
+    ) -> ScopeHints:
         """Services and documents the question names verbatim (``KubePodCrashLooping``).
 
         Only distinctive names count (two words or more: ``redis-evictions``, ``etcdNoLeader``);
         a runbook called ``postgres`` is not named by every question that says "postgres". An
-        alert's own name counts whatever its shape (``Watchdog``).
+        alert's own name counts whatever its shape (``Watchdog``). ``alert_document`` is an
+        alert post's resolved runbook; a question's own alert name is looked up here.
         """
         lowered = question.lower()
         services = frozenset(s for s in self.services if _mentions(lowered, s.lower()))
@@ -70,7 +81,49 @@ class TenantCatalog:
             for parts, document_id in self.worded_names
             if parts <= words and document_id not in documents
         )
-        return ScopeHints(services=services, documents=frozenset(documents), loose_documents=loose)
+        return ScopeHints(
+            services=services,
+            documents=frozenset(documents),
+            loose_documents=loose,
+            alert_document=alert_document or self.alert_named_in(question),
+        )
+
+    def with_runbook_names(self, question: str) -> str:
+        """``question`` with each alert name written as its runbook writes it, when it names
+        exactly one (``alert_named_in``): "kubejobfailed" and "MCCDrainError" read
+        ``KubeJobFailed`` and ``MachineConfigControllerDrainError``, the words the runbook and
+        its chunks hold."""
+        document = self.alert_named_in(question)
+        if document is None:
+            return question
+        written = document.rsplit("/", 1)[-1]
+
+        def respell(match: re.Match[str]) -> str:
+            token = match.group(0)
+            return written if self._named(token) == document else token
+
+        return _WORD.sub(respell, question)
+
+    def alert_named_in(self, question: str) -> str | None:
+        """The runbook of the alert ``question`` names, when the names it carries that read as
+        alert names resolve to exactly one runbook: ``KubePodCrashLooping``, ``MCCDrainError``
+        (an acronym), or an alert typed in lower case as one word (``kubejobfailed``) where the
+        runbook's own name is several words. A workload's or host's name is not an alert name,
+        so the alert's runbook is the one that answers (issue 38: an OOM-kill alert beside a
+        worker's name answered from the worker's scaling runbook)."""
+        found: set[str] = set()
+        for token in _WORD.findall(question):
+            shaped = looks_like_alert_name(token)
+            if not shaped and not (token.isalpha() and token.islower()):
+                continue
+            if len(token) < _MIN_ALERT_LENGTH:
+                continue
+            document = self._named(token)
+            if document is None:
+                continue
+            if shaped or len(name_words(document.rsplit("/", 1)[-1])) >= 2:
+                found.add(document)
+        return found.pop() if len(found) == 1 else None
 
     def runbook_named(self, name: str | None, runbook_url: str | None = None) -> str | None:
         """The runbook an alert points at: its ``runbook_url``, else its name in any spelling

@@ -33,12 +33,16 @@ class ScopeHints:
     """Ranking signals: services and documents the question or its channel points at.
 
     ``documents`` are named exactly (an alert name, a runbook id); ``loose_documents`` are named
-    in words (every part of ``etcdNoLeader`` appears in the question).
+    in words (every part of ``etcdNoLeader`` appears in the question); ``alert_document`` is
+    the runbook of the alert the question names, when it names exactly one.
     """
 
     services: frozenset[str] = frozenset()
     documents: frozenset[str] = frozenset()
     loose_documents: frozenset[str] = frozenset()
+    # The runbook of the one alert the question names (``KubePodCrashLooping``, an alert post's
+    # resolved name): it opens the answer whatever workload names come with it.
+    alert_document: str | None = None
 
     def reasons_for(self, evidence: Evidence) -> tuple[str, ...]:
         reasons = []

@@ -16,8 +16,11 @@ fitted for; ``python -m rag.gate_fit --ranking`` refits them
 A question that asks what to do, whose first runbook was placed by a section of no kind
 (an aside such as "Known failure modes › …"), does not open on that aside in a runbook that
 has a Mitigation section (``first_runbook_opens_with``), and gets the runbook whose opening
-section scores best (``best_opening_first``). Placeholder sections
-(``rag.retrieval.rank.is_placeholder``: TODO, N/A) go to the end of the list whatever they score.
+section scores best (``best_opening_first``). The runbook of an alert the question names
+(``ScopeHints.alert_document``) opens the answer (``document_first``), and a question that
+asks whom to page opens it on its escalation section (``rag.retrieval.escalation``).
+Placeholder sections (``rag.retrieval.rank.is_placeholder``: TODO, N/A) go to the end of the
+list whatever they score.
 Deterministic: ties break on cosine, then chunk id.
 """
 
@@ -32,11 +35,18 @@ from importlib import resources
 from pathlib import Path
 
 from rag.errors import ConfigurationError
+from rag.retrieval.escalation import (
+    about_the_question,
+    asks_escalation,
+    is_escalation_section,
+    says_whom_to_escalate,
+)
 from rag.retrieval.evidence import Evidence
 from rag.retrieval.rank import (
     ScopeHints,
     is_placeholder,
     question_intents,
+    section_headings,
     section_intents,
     sectioned_documents,
     under_section_word,
@@ -44,6 +54,10 @@ from rag.retrieval.rank import (
 from rag.retrieval.rank_features import FEATURES, candidate_features
 
 logger = logging.getLogger(__name__)
+
+# How far down the list a question asking whom to page looks for a section that says so, when
+# the first runbook has none.
+_ESCALATION_REACH = 5
 
 
 @dataclass(frozen=True)
@@ -123,6 +137,10 @@ class _Scoring:
     placeholder: dict[int, bool]
     intents: frozenset[str]
     sectioned: frozenset[str]
+    # The runbook of the alert the question names (``ScopeHints.alert_document``).
+    alert_document: str | None = None
+    # Whether the question asks whom to page (``rag.retrieval.escalation``).
+    escalation: bool = False
 
 
 def _score(
@@ -161,8 +179,15 @@ def _score(
         )
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
-    return _Scoring(scored, section_scores, placeholder, intents, sectioned)
+    return _Scoring(
+        scored,
+        section_scores,
+        placeholder,
+        intents,
+        sectioned,
+        alert_document=hints.alert_document,
+        escalation=asks_escalation(question),
+    )
 
 
 def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
@@ -172,6 +197,7 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         scoring.placeholder,
     )
     intents, sectioned = scoring.intents, scoring.sectioned
+    alert_document = scoring.alert_document
     documents = [e.document_id for e in scored]
     order = list(range(len(scored)))
     if opening:
@@ -195,6 +221,11 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         if order[0] != 0:
             both = [e.score + section_scores[e.chunk_id] for e in scored]
             order = best_opening_first(order, documents, both)
+    if opening and order and alert_document is not None:
+        # The alert the question names is what fired: its runbook opens the answer whatever
+        # workload or host names come with it ("KubePodCrashLooping on alertmanager-main-0"
+        # is not an Alertmanager question); the workload's own runbook may follow.
+        order = document_first(order, documents, alert_document)
     if (
         opening
         and order
@@ -217,6 +248,32 @@ def _ordered(scoring: _Scoring, *, opening: bool) -> tuple[Evidence, ...]:
         impact = ["impact" in section_intents(e, intents, sectioned) for e in scored]
         if not impact[order[0]]:
             order = first_runbook_opens_with(order, documents, impact)
+    if opening and order and scoring.escalation:
+        # "who do I page for …": the lead runbook opens on its escalation or contacts section,
+        # else on a section that says whom to page or escalate to (the answer names the
+        # runbook's owner when it has neither, ``rag.service``).
+        heads = [is_escalation_section(e, section_headings(e)) for e in scored]
+        says = [says_whom_to_escalate(e) for e in scored]
+        # A section headed as escalation or contacts ("Contact Numbers") says more than a
+        # runbook whose own name does ("Cloudflare for the on-call", its preamble).
+        named = [heads[i] and bool(section_headings(e)) for i, e in enumerate(scored)]
+        told = [heads[i] or says[i] for i in range(len(scored))]
+        # Another runbook's section leads only when it is about what is asked.
+        on_topic = [about_the_question(e) for e in scored]
+        opened = first_runbook_opens_with(order, documents, named)
+        if not named[opened[0]]:
+            near_named = [named[i] and on_topic[i] for i in range(len(scored))]
+            opened = _escalation_near(
+                order, near_named, alert_document
+            ) or first_runbook_opens_with(order, documents, told)
+        if not told[opened[0]]:
+            # The first runbook says nothing about whom to page; a runbook close behind it
+            # that does opens the answer ("about to roll back the app, who do I page first":
+            # a credential rotation's "Roll-back" came first, the rollback runbook that says
+            # "Page the IMOC" second).
+            near_told = [told[i] and on_topic[i] for i in range(len(scored))]
+            opened = _escalation_near(order, near_told, alert_document) or opened
+        order = opened
     order = placeholders_last(order, [placeholder[e.chunk_id] for e in scored])
     # A chunk takes the score of the place it moves into, so scores still fall down the list.
     return tuple(
@@ -235,6 +292,29 @@ def best_opening_first(
         openings.setdefault(documents[index], index)
     best = max(openings.values(), key=lambda i: (scores[i], -order.index(i)))
     return [best, *(i for i in order if i != best)]
+
+
+def _escalation_near(
+    order: Sequence[int], chosen: Sequence[bool], alert_document: str | None
+) -> list[int] | None:
+    """``order`` with the first ``chosen`` item among its first places moved to the front;
+    None when there is none, or when the question names an alert (its runbook keeps its
+    place)."""
+    if alert_document is not None:
+        return None
+    near = next((i for i in order[:_ESCALATION_REACH] if chosen[i]), None)
+    if near is None:
+        return None
+    return [near, *(i for i in order if i != near)]
+
+
+def document_first(order: Sequence[int], documents: Sequence[str], document: str) -> list[int]:
+    """``order`` with ``document``'s first item moved to the front (the rest keep their
+    order); unchanged when the document has no item."""
+    lead = next((i for i in order if documents[i] == document), None)
+    if lead is None:
+        return list(order)
+    return [lead, *(i for i in order if i != lead)]
 
 
 def first_runbook_opens_with(
