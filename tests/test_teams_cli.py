@@ -319,12 +319,12 @@ def test_package_writes_the_manifest_and_icons_at_the_zip_root(tmp_path: Path) -
     assert manifest["manifestVersion"] == "1.30"
     [bot] = manifest["bots"]
     assert (bot["botId"], sorted(bot["scopes"])) == (APP_ID, ["groupChat", "personal", "team"])
-    [command] = manifest["composeExtensions"][0]["commands"]
-    assert (command["id"], command["type"], command["context"]) == (
-        "askRunbooks",
-        "action",
-        ["message"],
-    )
+    commands = manifest["composeExtensions"][0]["commands"]
+    assert [(c["id"], c["type"], c["context"], c["fetchTask"]) for c in commands] == [
+        ("askRunbooks", "action", ["message"], True),
+        ("draftRunbook", "action", ["message"], True),
+    ]
+    assert commands[1]["title"] == "Draft a runbook from this thread"
     assert manifest["validDomains"] == ["bot.example.com"]
     assert manifest["webApplicationInfo"] == {
         "id": APP_ID,

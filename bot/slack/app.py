@@ -38,6 +38,7 @@ from bot.slack.home.listeners import build_home_page, register_home
 from bot.slack.intake import build_intake_middleware
 from bot.slack.listeners.actions import register_actions
 from bot.slack.listeners.commands import register_commands
+from bot.slack.listeners.draft_offers import register_draft_offers
 from bot.slack.listeners.drafts import register_drafts
 from bot.slack.listeners.feedback_form import register_feedback_form
 from bot.slack.listeners.incident_actions import register_incident_actions
@@ -139,6 +140,7 @@ def build_app(
     register_commands(app, bot)
     register_shortcuts(app, bot)
     register_drafts(app, bot)
+    register_draft_offers(app, bot)
     register_actions(app, bot)
     register_feedback_form(app, bot)
     app.error(ErrorReporter(delivery, metrics).handle)

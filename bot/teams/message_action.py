@@ -13,6 +13,10 @@ from bot.core.dedupe import Claim
 from bot.teams.alerts import read_message_payload
 from bot.teams.bot import TeamsBot
 from bot.teams.cards import QUESTION_INPUT, neutral, render_question_dialog
+from bot.teams.drafts.action import DELIVER, DraftAction
+from bot.teams.drafts.delivery_job import DraftDeliverJob
+from bot.teams.drafts.dialog import DRAFT_COMMAND
+from bot.teams.graph.client import GraphClient
 from bot.teams.invokes import as_dict, message_task, respond, value_of
 from bot.teams.jobs.requests import ANSWER, AnswerRequest
 from bot.teams.threads import (
@@ -28,9 +32,14 @@ ALREADY_ANSWERING = "Already answering: the answer will appear in the post's thr
 
 def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
     max_chars = bot.settings.max_question_chars
+    drafts = DraftAction(bot, GraphClient(bot.settings))  # "Draft a runbook from this thread"
+    bot.job_handlers.register(DELIVER, DraftDeliverJob(bot))
 
     async def fetch_task(context: TurnContext, state: TurnState) -> None:
         bot.teams_metrics.activities_received.labels("composeExtension/fetchTask").inc()
+        if value_of(context.activity).get("commandId") == DRAFT_COMMAND:
+            await drafts.fetch_task(context)
+            return
         alert = read_message_payload(value_of(context.activity).get("messagePayload"))
         question = fit_question(alert.question, max_chars)
         await respond(context, render_question_dialog(question, max_chars=max_chars))
@@ -39,6 +48,9 @@ def register_message_action(app: AgentApplication[TurnState], bot: TeamsBot) -> 
         activity = context.activity
         bot.teams_metrics.activities_received.labels("composeExtension/submitAction").inc()
         value = value_of(activity)
+        if value.get("commandId") == DRAFT_COMMAND:
+            await drafts.submit_action(context)
+            return
         payload = value.get("messagePayload")
         alert = read_message_payload(payload)
         typed = as_dict(value.get("data")).get(QUESTION_INPUT)

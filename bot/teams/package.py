@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from bot.teams.drafts.dialog import DRAFT_COMMAND
 from bot.teams.icons import color_icon, outline_icon
 from bot.teams.message_action import COMMAND_ID
 from rag import ConfigurationError
@@ -94,7 +95,15 @@ def build_manifest(app_id: str, host: str, *, version: str = "1.0.0") -> dict[st
                         "description": "Answer this alert from the runbooks",
                         "context": ["message"],
                         "fetchTask": True,
-                    }
+                    },
+                    {
+                        "id": DRAFT_COMMAND,
+                        "type": "action",
+                        "title": "Draft a runbook from this thread",
+                        "description": "Turn this thread into a runbook pull request",
+                        "context": ["message"],
+                        "fetchTask": True,
+                    },
                 ],
             }
         ],

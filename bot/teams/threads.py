@@ -60,6 +60,12 @@ def channel_of(activity: Activity) -> str | None:
     return None
 
 
+def team_group_of(activity: Activity) -> str | None:
+    """The team's AAD group id (what Graph calls the team), when Teams sent it."""
+    group = _dig(activity.channel_data, "team", "aadGroupId")
+    return group if isinstance(group, str) and group else None
+
+
 def alert_thread_reference(activity: Activity, message_id: str | None) -> ConversationReference:
     """Where a message action's answer goes: the acted-on post's thread in a channel; the
     chat itself elsewhere (chats have no threads)."""

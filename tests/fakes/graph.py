@@ -52,6 +52,8 @@ class FakeGraph:
     validations: list[Validation] = field(default_factory=list)
     subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
     messages: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    # (team, channel, root message id) → its replies, oldest first; served two to a page.
+    replies: dict[tuple[str, str, str], list[dict[str, Any]]] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)  # token → the AAD tenant it is for
     token_requests: list[dict[str, str]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
@@ -71,6 +73,9 @@ class FakeGraph:
         app.router.add_post("/v1.0/subscriptions", self._create)
         app.router.add_patch("/v1.0/subscriptions/{id}", self._renew)
         app.router.add_delete("/v1.0/subscriptions/{id}", self._delete)
+        app.router.add_get(
+            "/v1.0/teams/{team}/channels/{channel}/messages/{message}/replies", self._replies
+        )
         app.router.add_get(
             "/v1.0/teams/{team}/channels/{channel}/messages/{message}", self._message
         )
@@ -191,6 +196,20 @@ class FakeGraph:
         if self.subscriptions.pop(request.match_info["id"], None) is None:
             return web.json_response({"error": {"code": "ResourceNotFound"}}, status=404)
         return web.Response(status=204)
+
+    async def _replies(self, request: web.Request) -> web.Response:
+        if not self._authorized(request, None):
+            return web.json_response({"error": {"code": "InvalidAuthenticationToken"}}, status=401)
+        info = request.match_info
+        key = (info["team"], info["channel"], info["message"])
+        if key not in self.messages and key not in self.replies:
+            return web.json_response({"error": {"code": "NotFound"}}, status=404)
+        replies = self.replies.get(key, [])
+        skip = int(request.query.get("$skiptoken") or 0)
+        page: dict[str, Any] = {"value": replies[skip : skip + 2]}
+        if skip + 2 < len(replies):
+            page["@odata.nextLink"] = f"{self.url}{request.path}?$skiptoken={skip + 2}"
+        return web.json_response(page)
 
     async def _message(self, request: web.Request) -> web.Response:
         if not self._authorized(request, None):

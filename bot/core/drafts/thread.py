@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# "Write the runbook" is offered on an abstention or a 👎'd answer once the thread has this many
+# replies from people: by then it holds what responders checked and did.
+OFFER_AFTER_HUMAN_REPLIES = 3
+
 
 @dataclass(frozen=True)
 class ThreadMessage:

@@ -34,7 +34,9 @@ class GapInputs:
 _FACTS = """
 SELECT f.answer_id::text AS answer_id, f.created_at, f.status, f.topics, f.documents,
        f.versions, a.question, f.service, f.question_embedding::real[] AS embedding,
-       f.embedding_model, f.cosines::float8[] AS cosines
+       f.embedding_model, f.cosines::float8[] AS cosines,
+       COALESCE(a.thread_ts IS NOT NULL AND NOT a.ephemeral AND a.conversation_id IS NULL,
+                false) AS in_thread
 FROM answer_facts AS f
 LEFT JOIN answers AS a ON a.tenant_id = f.tenant_id AND a.answer_id = f.answer_id
 WHERE f.tenant_id = %(tenant)s AND f.created_at >= %(since)s

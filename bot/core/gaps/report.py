@@ -51,6 +51,9 @@ class Gap:
     # "draft open" when a runbook was drafted from a thread its questions were asked in.
     thread_draft: str | None = None
     thread_draft_link: str | None = None
+    # The answer to its latest question asked in a Slack thread: the digest's "Write the
+    # runbook" opens that thread's draft. Not in the JSON (``runbook gaps --json`` is a contract).
+    thread_answer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,10 @@ class GapReport:
     closed: list[ClosedGap] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
-        return asdict(self)
+        data = asdict(self)
+        for gap in data["gaps"]:
+            del gap["thread_answer"]
+        return data
 
     def gap(self, gap_id: str) -> Gap | None:
         return next((g for g in self.gaps if g.id == gap_id), None)
@@ -256,6 +262,7 @@ def _gap(group: OpenGap, inputs: GapInputs, owners: Owners) -> Gap:
         first_asked=first_asked,
         last_asked=last_asked,
         draft=draft,
+        thread_answer=next((f.answer_id for f in newest_first if f.in_thread), None),
     )
 
 

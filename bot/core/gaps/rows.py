@@ -19,6 +19,7 @@ class FactRow:
     embedding: list[float] | None = field(default=None, compare=False, repr=False)
     embedding_model: str | None = None
     cosines: list[float] = field(default_factory=list)
+    in_thread: bool = False  # asked in a Slack thread, its answer posted there
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, ContextBlock, HeaderBlock, SectionBlock
 
 from bot.core.gaps.report import GapReport
 from bot.core.owners.feedback_reasons import reason_label
-from bot.slack.blocks.card import Card, build_card
+from bot.slack.blocks.card import Card, build_card, button
+from bot.slack.blocks.draft_offer import WRITE_RUNBOOK
 from bot.slack.blocks.text import clip, escape_mrkdwn, mrkdwn, one_line
 
 TOP = 5
@@ -55,6 +56,7 @@ def render_digest(report: GapReport, *, days: int) -> Card:
         ),
         SectionBlock(text=mrkdwn(summary)),
         *_part("Unanswered questions by meaning", gaps),
+        *_draft_offers(report),
         *_part(
             "Most :thumbsdown: runbooks (counted against the runbook an answer opened with)",
             downvoted,
@@ -74,6 +76,17 @@ def render_digest(report: GapReport, *, days: int) -> Card:
         f"{t['open_gaps']} unanswered still open, {t['down']} not-helpful votes"
     )
     return build_card(escape_mrkdwn(text), blocks)
+
+
+def _draft_offers(report: GapReport) -> list[Block]:
+    """ "Write the runbook" for each shown gap asked in a Slack thread and not drafted yet: the
+    review modal of the thread of its latest question (``bot.slack.listeners.draft_offers``)."""
+    offers = [
+        button(f"Write the runbook: {one_line(g.label or g.id)}", WRITE_RUNBOOK, g.thread_answer)
+        for g in report.gaps[:TOP]
+        if g.thread_answer and g.thread_draft is None
+    ]
+    return [ActionsBlock(elements=offers)] if offers else []
 
 
 def _part(title: str, lines: Sequence[str]) -> list[Block]:

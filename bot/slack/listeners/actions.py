@@ -20,8 +20,10 @@ from bot.core.answers.section_choice import allowed, parse_choice
 from bot.core.answers.store import StoredAnswer
 from bot.slack.answering import Bot
 from bot.slack.blocks import Card
+from bot.slack.blocks.draft_offer import kept_draft_offer
 from bot.slack.delivery.job_replies import RETRY, queue_request
 from bot.slack.delivery.posts import UNREACHABLE_CHANNEL, DeliveryError, slack_error
+from bot.slack.listeners.draft_offers import offer_after_downvote
 from bot.slack.listeners.feedback_form import open_reason_form
 from bot.slack.listeners.retry_job import GONE, RetryJob
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
@@ -167,6 +169,8 @@ class ActionListener:
         if recorded and vote == "down":
             await open_reason_form(client, body, answer_id)  # 👎 asks why (feedback_form.py)
         await self.bot.delivery.respond(respond, THANKS if recorded else GONE)
+        if recorded and vote == "down":  # the thread may hold the fix: offer to write it down
+            await offer_after_downvote(self.bot, client, body, tenant, answer_id)
 
     async def _toggle_quote(
         self,
@@ -234,6 +238,7 @@ class ActionListener:
     ) -> None:
         """Re-render the clicked message in place (ephemeral ones only via response_url)."""
         container = body.get("container") or {}
+        card = kept_draft_offer(body.get("message") or {}, card)
         if _is_ephemeral(body):
             await self.bot.delivery.respond(respond, card, replace_original=True)
         else:

@@ -5,7 +5,6 @@ or a read-only token, the Markdown goes into the thread as a file instead, with 
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 import aiohttp
@@ -15,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.drafts.change import Submission
 from bot.core.drafts.deliver import deliver
 from bot.core.drafts.forge_http import DeliveryError
+from bot.core.drafts.review import KINDS, as_section, destination_of
 from bot.core.drafts.store import DraftRow, DraftStore
 from bot.core.jobs.queue import Job
 from bot.core.sources.runs import cipher_or_none
@@ -23,13 +23,6 @@ from bot.slack.answering import Bot
 logger = logging.getLogger(__name__)
 
 DELIVER = "slack.draft_deliver"
-_HEADINGS = re.compile(r"^(#{1,5}) ", re.M)
-_FRONT = re.compile(r"\A---\n.*?\n---\n\s*# [^\n]*\n", re.S)
-_KINDS = {
-    "github": "pull request",
-    "gitlab": "merge request",
-    "confluence": "Confluence draft page",
-}
 
 
 class DeliverJob:
@@ -52,8 +45,8 @@ class DeliverJob:
             draft_id=row.draft_id,
             title=row.title,
             markdown=row.markdown,
-            section=_as_section(row.title, row.markdown),
-            destination=_destination(str(asked.get("destination") or "new")),
+            section=as_section(row.title, row.markdown),
+            destination=destination_of(str(asked.get("destination") or "new")),
             thread_link=row.thread_link,
             asked_by=await _name_of(client, user),
             redactions=row.redactions,
@@ -86,7 +79,7 @@ class DeliverJob:
             document_id=document,
         )
         await self._tell(
-            client, row, delivered.link, _KINDS.get(delivered.kind, "draft"), asked.get("owner")
+            client, row, delivered.link, KINDS.get(delivered.kind, "draft"), asked.get("owner")
         )
 
     async def give_up(self, job: Job) -> None:
@@ -152,13 +145,3 @@ async def _name_of(client: AsyncWebClient, user: str) -> str:
         info = {}
     name = (info.get("profile") or {}).get("real_name") or info.get("real_name")
     return f"{name} (Slack user {user})" if name else f"Slack user {user}"
-
-
-def _destination(value: str) -> str:
-    return value.removeprefix("append:") if value.startswith("append:") else "new"
-
-
-def _as_section(title: str, markdown: str) -> str:
-    """The draft as a section appended to another runbook: its headings one level down."""
-    body = _FRONT.sub("", markdown, count=1).strip()
-    return f"## {title}\n\n" + _HEADINGS.sub(lambda m: "#" + m.group(1) + " ", body) + "\n"

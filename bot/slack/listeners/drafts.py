@@ -20,6 +20,7 @@ from bot.core.drafts.compose import RunbookDraft, compose_draft
 from bot.core.drafts.headings import tenant_headings
 from bot.core.drafts.permissions import HIDDEN_CHANNEL, REFUSED, may_open_pull_request
 from bot.core.drafts.render import NOTHING_TO_DRAFT, render_markdown, render_sections
+from bot.core.drafts.review import nearest_runbook, reviewed_markdown
 from bot.core.drafts.store import DraftStore, draft_id_for
 from bot.slack.answering import Bot
 from bot.slack.blocks.draft_modal import (
@@ -32,7 +33,7 @@ from bot.slack.blocks.draft_modal import (
 from bot.slack.delivery.job_replies import job_request
 from bot.slack.home.people import SlackPeople
 from bot.slack.listeners.draft_delivery import DELIVER, DeliverJob
-from bot.slack.tenancy import origin_of, tenant_of, with_installation
+from bot.slack.tenancy import Origin, origin_of, tenant_of, with_installation
 from bot.slack.thread_reader import read_thread
 from rag import Store
 
@@ -95,11 +96,18 @@ class DraftShortcut:
         self, body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
     ) -> dict[str, Any]:
         origin = origin_of(body, context)
-        tenant = await tenant_of(self.bot.store, origin)
         user = str((body.get("user") or {}).get("id") or "")
         channel = str((body.get("channel") or {}).get("id") or origin.channel_id or "")
         message: dict[str, Any] = body.get("message") or {}
         thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+        return await self.view_for(client, origin, user, channel, thread_ts)
+
+    async def view_for(
+        self, client: AsyncWebClient, origin: Origin, user: str, channel: str, thread_ts: str
+    ) -> dict[str, Any]:
+        """The review modal of one thread for ``user`` (or the notice why there is none): the
+        shortcut's, and the "Write the runbook" button's (``bot.slack.listeners.draft_offers``)."""
+        tenant = await tenant_of(self.bot.store, origin)
         if tenant is None:
             return notice_modal("Not connected", "This workspace is not connected to runbooks yet.")
         team = origin.team_id or ""
@@ -147,19 +155,8 @@ class DraftShortcut:
 
     async def _nearest(self, tenant: str, draft: RunbookDraft) -> Nearest | None:
         """The existing runbook the draft is nearest to, when one is near enough to extend."""
-        query = " ".join([draft.title, *draft.symptoms])[:1000]
-        if self.bot.service is None:
-            # A web process (`runbook serve --role web`) never retrieves: no suggestion there.
-            return None
-        try:
-            found = await self.bot.service.retrieve(tenant, query)
-        except Exception:  # the draft stands without a suggestion
-            logger.warning("no nearest runbook for a draft of %s", tenant, exc_info=True)
-            return None
-        if found.gate.reason is not None or not found.candidates.evidence:
-            return None
-        best = found.candidates.evidence[0]
-        return Nearest(best.document_id, best.title)
+        found = await nearest_runbook(self.bot.service, tenant, draft)
+        return None if found is None else Nearest(found.document_id, found.title)
 
 
 class DraftSubmission:
@@ -199,7 +196,9 @@ class DraftSubmission:
             return
         await ack()
         markdown = (
-            row.markdown if review.text is None else _file(review.title, review.owner, review.text)
+            row.markdown
+            if review.text is None
+            else reviewed_markdown(review.title, review.owner, review.text)
         )
         if not await self.drafts.submit(
             review.tenant, review.draft_id, title=review.title, markdown=markdown, by=user
@@ -215,13 +214,6 @@ class DraftSubmission:
         }
         key = f"slack:{DELIVER}:{review.draft_id}:{uuid.uuid4().hex[:8]}"
         await self.bot.intake.first_delivery(key, job_request(DELIVER, key, payload))
-
-
-def _file(title: str, owner: str | None, text: str) -> str:
-    import json
-
-    front = [f"title: {json.dumps(title)}"] + ([f"owner: {json.dumps(owner)}"] if owner else [])
-    return "\n".join(["---", *front, "---", "", f"# {title}", "", text.strip(), ""])
 
 
 def _summary(draft: RunbookDraft, messages: int) -> str:

@@ -26,6 +26,7 @@ from bot.slack.blocks import render_internal_error, render_timed_out, render_usa
 from bot.slack.delivery.job_replies import MENTION, ThreadReply, job_request, permanent
 from bot.slack.delivery.posts import remove_working_mark
 from bot.slack.delivery.progress import visible_progress
+from bot.slack.listeners.draft_offers import offer_on_abstention
 from bot.slack.tenancy import not_connected_card, origin_of, tenant_of
 
 logger = logging.getLogger(__name__)
@@ -146,6 +147,14 @@ class MentionJob:
                 self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
             )
             card = self.bot.card(result, entry="mention", question=question, ephemeral=False)
+            card = await offer_on_abstention(
+                client,
+                card,
+                result,
+                channel=reply.channel,
+                thread_ts=reply.thread_ts,
+                asked_ts=reply.since,
+            )
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("mention", result.status).inc()
         await self.bot.answers.record_delivery(

@@ -120,6 +120,26 @@ class GraphClient:
             raise GraphError("read message", status, _error_of(data))
         return data
 
+    async def channel_replies(
+        self, aad_tenant: str, team_id: str, channel_id: str, message_id: str, *, pages: int = 20
+    ) -> list[dict[str, Any]]:
+        """A channel message's replies (``chatMessage``s), every page up to ``pages``."""
+        path = (
+            f"/teams/{quote(team_id, safe='')}/channels/{quote(channel_id, safe=':@')}"
+            f"/messages/{quote(message_id, safe='')}/replies?$top=50"
+        )
+        replies: list[dict[str, Any]] = []
+        for _ in range(pages):
+            status, data = await self._call("GET", aad_tenant, path)
+            if status != 200 or not isinstance(data, dict):
+                raise GraphError("read replies", status, _error_of(data))
+            replies += [m for m in data.get("value") or [] if isinstance(m, dict)]
+            following = str(data.get("@odata.nextLink") or "")
+            if not following.startswith(self._graph + "/"):
+                break  # the last page (or a link elsewhere, never followed with our token)
+            path = following.removeprefix(self._graph)
+        return replies
+
     async def _call(
         self, method: str, aad_tenant: str, path: str, body: dict[str, Any] | None = None
     ) -> tuple[int, Any]:
