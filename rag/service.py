@@ -30,7 +30,7 @@ from rag.gate.decision import Gate, GateModel, GateQuery, decide
 from rag.metrics import RagMetrics
 from rag.retrieval.alerts import Alert, parse_alert
 from rag.retrieval.catalog import CatalogCache
-from rag.retrieval.escalation import owner_line, owner_to_contact
+from rag.retrieval.escalation import contact_line, owner_to_contact
 from rag.retrieval.evidence import Evidence
 from rag.retrieval.name_vocabulary import uses_name
 from rag.retrieval.query_noise import without_noise
@@ -287,12 +287,12 @@ class RagService:
                 retryable=True,
             )
         answer = verified.answer
-        contact = None
-        if verified.status == "answered" and verified.citations:
-            contact = owner_to_contact(question, verified.citations[0].evidence)
-        if contact is not None:
-            # Not a runbook's words, so not a claim to verify: the store's owner, labelled.
-            answer = f"{answer}\n{owner_line(contact)}"
+        answered = verified.status == "answered" and verified.citations
+        lead = verified.citations[0].evidence if answered else None
+        contact = owner_to_contact(question, lead) if lead else None
+        line = contact_line(question, lead) if lead else None
+        if line is not None:  # not a runbook's words, so not a claim to verify: labelled
+            answer = f"{answer}\n{line}"
         result = self._result(
             tenant,
             service,

@@ -9,7 +9,13 @@ from dataclasses import replace
 from rag.gate.decision import FEATURES, GateModel, GateQuery, decide
 from rag.gate.foreign_subjects import foreign_subjects
 from rag.retrieval.catalog import TenantCatalog
-from rag.retrieval.escalation import asks_escalation, owner_line, owner_to_contact
+from rag.retrieval.escalation import (
+    NO_CONTACT_LINE,
+    asks_escalation,
+    contact_line,
+    owner_line,
+    owner_to_contact,
+)
 from rag.retrieval.evidence import Evidence
 from rag.retrieval.rank import ScopeHints
 from rag.retrieval.ranker import document_first, fuse
@@ -190,6 +196,16 @@ def test_the_owner_is_who_to_contact_only_when_the_lead_section_names_no_escalat
     assert owner_to_contact("who do i page for the kill switch", ownerless) is None
     assert "team-devex" in owner_line("team-devex")
     assert "owner" in owner_line("team-devex")
+
+
+def test_a_who_do_i_page_answer_says_so_when_the_runbook_names_nobody() -> None:
+    ownerless = chunk(3, "features/kill-switch", "Procedure", vector=1, keyword=1)
+    assert contact_line("who do i page for the kill switch", ownerless) == NO_CONTACT_LINE
+    assert contact_line("how do i flip the kill switch", ownerless) is None
+    owned = chunk(1, "features/kill-switch", "Procedure", vector=1, keyword=1, owner="team-devex")
+    assert contact_line("who do i page for the kill switch", owned) == owner_line("team-devex")
+    escalation = chunk(2, "features/kill-switch", "Escalation", vector=1, keyword=1)
+    assert contact_line("who do i page for the kill switch", escalation) is None
 
 
 def test_only_listed_products_the_tenant_never_holds_are_foreign() -> None:

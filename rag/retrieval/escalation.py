@@ -86,6 +86,24 @@ def owner_line(owner: str) -> str:
     return f"Who to contact: this runbook names no escalation path; its owner is {owner}."
 
 
+# Said when someone asks whom to page and the runbook names no one: quoting its steps alone
+# would read as if they answered "who".
+NO_CONTACT_LINE = (
+    "Who to contact: this runbook names no escalation path and no owner; page the on-call "
+    "rotation of the team that runs this service."
+)
+
+
+def contact_line(question: str, lead: Evidence) -> str | None:
+    """The line an answer to a who-do-I-page question ends with when the section it leads
+    with names no one: the runbook's owner, or plainly that the runbook names nobody."""
+    if not asks_escalation(question):
+        return None
+    if is_escalation_section(lead, section_headings(lead)) or says_whom_to_escalate(lead):
+        return None
+    return owner_line(lead.owner) if lead.owner else NO_CONTACT_LINE
+
+
 # Stems of the asking itself ("who do I page / call support / escalate"): holding one says
 # nothing about what the question is about.
 _ASKING_STEMS = (
