@@ -106,7 +106,7 @@ def test_the_resolved_alert_post_marks_the_fix() -> None:
     thread = thread.__class__(**{**thread.__dict__, "messages": (*thread.messages, resolved)})
     draft = compose_draft(thread)
     assert [s.command for s in draft.mitigation] == ["systemctl restart kafka"]
-    assert draft.mitigation[0].changes_state == ("stops or restarts a service",)
+    assert "stops or restarts a service" in draft.mitigation[0].changes_state
 
 
 def test_headings_follow_the_tenants_own_runbooks() -> None:

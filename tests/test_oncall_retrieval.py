@@ -253,7 +253,7 @@ def test_the_gate_abstains_on_a_product_the_tenant_never_names_whatever_it_score
     assert decide(asked, covered, model, threshold=0.5).reason is None
     gate = decide(asked, foreign, model, threshold=0.5)
     assert gate.reason == "low_confidence"
-    assert dict(gate.features)["foreign_subject"] == 1.0
+    assert dict(gate.rules)["foreign_subject"] == 1.0
 
 
 def test_the_gate_answers_a_question_naming_an_alert_whose_runbook_is_a_candidate() -> None:
@@ -277,7 +277,7 @@ def test_the_gate_answers_a_question_naming_an_alert_whose_runbook_is_a_candidat
     )
     gate = decide(named, candidates, model, threshold=0.5)
     assert gate.reason is None
-    assert dict(gate.features)["named_runbook"] == 1.0
+    assert dict(gate.rules)["named_runbook"] == 1.0
     # Named but not among the candidates: the model decides.
     elsewhere = GateQuery("x", frozenset(), named_runbook="kubernetes/KubeletDown")
     assert decide(elsewhere, candidates, model, threshold=0.5).reason == "low_confidence"

@@ -107,6 +107,7 @@ def _score_retrieval(golden: GoldenQuestion, retrieval: Retrieval, k: int) -> di
         "term_coverage": round(retrieval.gate.term_coverage, 3),
         "answer_probability": round(retrieval.gate.probability, 4),
         "gate_features": {name: round(v, 4) for name, v in retrieval.gate.features},
+        "gate_rules": {name: round(v, 4) for name, v in retrieval.gate.rules},
         "top": [e.document_id + " › " + " › ".join(e.heading_path[1:]) for e in top[:3]],
     }
     if retrieval.alert is not None:

@@ -133,7 +133,11 @@ class Gate:
     best_cosine: float
     term_coverage: float
     probability: float = 0.0
+    # The model's inputs, exactly what a refit reads (``rag.evaluation.gate_fit``).
     features: tuple[tuple[str, float], ...] = ()
+    # The rules that decide past the model: a named alert's runbook answers, a product the
+    # tenant never names abstains.
+    rules: tuple[tuple[str, float], ...] = ()
 
 
 def features(asked: GateQuery, candidates: Candidates) -> dict[str, float]:
@@ -205,11 +209,8 @@ def decide(asked: GateQuery, candidates: Candidates, model: GateModel, *, thresh
         found["best_cosine"],
         found["idf_coverage"],
         probability,
-        (
-            *found.items(),
-            ("named_runbook", float(named)),
-            ("foreign_subject", float(bool(foreign))),
-        ),
+        tuple(found.items()),
+        (("named_runbook", float(named)), ("foreign_subject", float(bool(foreign)))),
     )
 
 

@@ -124,12 +124,24 @@ def _assigns(name: str, text: str) -> bool:
     return _assignment(name, text) is not None
 
 
+# An assignment continued over more lines than this is not one a reader copies from a card.
+_MAX_ASSIGNMENT_LINES = 4
+
+
 def _assignment(name: str, text: str) -> str | None:
+    """The whole assignment of ``name`` in ``text``: with its continuation lines (a trailing
+    backslash), never half a command; None when there is none or it runs too long."""
     pattern = rf"^[ \t]*(?:export[ \t]+)?{re.escape(name)}=\S[^\n]*$"
     found = re.search(pattern, text, re.MULTILINE)
     if found is None:
         return None
-    line = found.group(0).strip()
+    lines = [found.group(0)]
+    rest = text[found.end() + 1 :].split("\n")
+    while lines[-1].rstrip().endswith("\\"):
+        if not rest or len(lines) == _MAX_ASSIGNMENT_LINES:
+            return None
+        lines.append(rest.pop(0))
+    line = "\n".join(lines).strip()
     return line if len(line.split()) >= MIN_QUOTE_WORDS else None
 
 
