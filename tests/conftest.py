@@ -164,3 +164,49 @@ def service(store: Store, embedder: FastEmbedder, settings: Settings) -> RagServ
 @pytest.fixture
 def unique_tenant() -> Iterator[str]:
     yield f"t-{uuid.uuid4().hex[:12]}"
+
+
+# Whole modules left out of `python3 dev.py test --fast` (the README's test command runs them):
+# each starts processes (`runbook` commands, `runbook serve`, fakes on loopback), syncs a fake
+# Confluence, or runs many generated examples, and together they are four fifths of the suite's
+# time (`pytest --durations=0`, round 11). Single slow tests elsewhere carry their own mark.
+SLOW_MODULES = {
+    "test_sources_confluence": "syncs the fake Confluence space through real embedding",
+    "test_crash_recovery": "kills and restarts serve under load",
+    "test_tenant_isolation": "ten thousand cross-tenant probes",
+    "test_teams_cli": "runbook commands and serve as subprocesses",
+    "test_confluence_answers": "syncs and asks every probe question of the fake space",
+    "test_eval_public": "public collections through the whole pipeline",
+    "test_serve_roles": "serve's roles as processes, killed on purpose",
+    "test_sources_cli": "runbook source commands as subprocesses",
+    "test_replicas": "several serve processes",
+    "test_teams_settings": "the Teams app end to end with a source test",
+    "test_slack_home": "the Slack app end to end with a source test",
+    "test_alert_runbooks": "ingests an alert-named corpus",
+    "test_secret_rotation": "the README's key rotation as subprocesses",
+    "test_cli_truth": "every README command as a subprocess",
+    "test_faults": "injected faults with retries and timeouts",
+    "test_teams_conversations": "Teams conversations end to end",
+    "test_slack_fuzz": "generated Slack payloads",
+    "test_blocks_properties": "generated cards",
+    "test_database_outage": "stops and starts the database",
+    "test_sources_crashes": "runbook source sync as a subprocess",
+    "test_hostile_runbook_commands": "hostile files through runbook commands, measured",
+    "test_slack_cli": "runbook commands as subprocesses",
+    "test_gaps_slack": "the gap digest through the Slack app",
+    "test_channel_cli": "runbook channel commands as subprocesses",
+    "test_jobs": "the queue under concurrency and leases",
+    "test_cli_asks": "runbook ask as a subprocess",
+    "test_gaps": "runbook gaps and digest as subprocesses",
+    "test_source_reach": "source URLs against real resolvers and git",
+    "test_slack_incident_channel": "incident channels end to end",
+    "test_slack_faults": "Slack API faults with retries",
+    "test_slack_interactions": "buttons and modals end to end",
+    "test_slack_jobs": "Slack jobs end to end",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

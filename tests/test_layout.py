@@ -176,3 +176,9 @@ def test_every_package_of_rag_and_bot_opens_with_its_charter() -> None:
         if not ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
     ]
     assert missing == []
+
+
+def test_every_module_the_fast_run_leaves_out_is_a_test_module() -> None:
+    from tests.conftest import SLOW_MODULES
+
+    assert [m for m in SLOW_MODULES if not (REPO / "tests" / f"{m}.py").exists()] == []
