@@ -94,3 +94,28 @@ def _seconds(value: str | None, *, default: float) -> float:
         return max(0.0, float(value)) if value is not None else default
     except ValueError:
         return default
+
+
+async def request_ok(
+    http: ForgeHttp,
+    method: str,
+    path: str,
+    params: dict[str, str] | None = None,
+    *,
+    forge: str,
+    read_only: str,
+) -> Reply:
+    """A request the delivery needs to succeed: a 404, a 403 (the token cannot write) or any
+    other refusal is a ``DeliveryError`` naming ``forge`` and the call."""
+    reply = await http.request(method, path, params=params)
+    if reply.status == 404:
+        raise DeliveryError("not_found", f"{forge} has no {path} (or the token may not see it)")
+    refuse_read_only(reply, read_only)
+    if reply.status >= 300:
+        raise DeliveryError("refused", f"{forge} answered HTTP {reply.status} to {method} {path}")
+    return reply
+
+
+def refuse_read_only(reply: Reply, message: str) -> None:
+    if reply.status == 403:
+        raise DeliveryError("read_only", message)

@@ -5,12 +5,21 @@ Every step looks before it creates, so a retry or a double submit finds what is 
 from __future__ import annotations
 
 import base64
+from functools import partial
 from urllib.parse import quote
 
 from bot.core.drafts.change import Delivered, FileChange
-from bot.core.drafts.forge_http import DeliveryError, ForgeHttp, Reply
+from bot.core.drafts.forge_http import (
+    DeliveryError,
+    ForgeHttp,
+    Reply,
+    refuse_read_only,
+    request_ok,
+)
 
 _READ_ONLY = "the source's token can read the repository but not push to it"
+_ok = partial(request_ok, forge="GitHub", read_only=_READ_ONLY)
+_writable = partial(refuse_read_only, message=_READ_ONLY)
 
 
 async def open_pull_request(http: ForgeHttp, repo: str, change: FileChange) -> Delivered:
@@ -105,20 +114,3 @@ def _delivered(
         path=change.path if change else None,
         created=created,
     )
-
-
-async def _ok(
-    http: ForgeHttp, method: str, path: str, params: dict[str, str] | None = None
-) -> Reply:
-    reply = await http.request(method, path, params=params)
-    if reply.status == 404:
-        raise DeliveryError("not_found", f"GitHub has no {path} (or the token may not see it)")
-    _writable(reply)
-    if reply.status >= 300:
-        raise DeliveryError("refused", f"GitHub answered HTTP {reply.status} to {method} {path}")
-    return reply
-
-
-def _writable(reply: Reply) -> None:
-    if reply.status == 403:
-        raise DeliveryError("read_only", _READ_ONLY)

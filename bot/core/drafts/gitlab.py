@@ -4,15 +4,23 @@
 from __future__ import annotations
 
 import base64
+from functools import partial
 from urllib.parse import quote
 
 from bot.core.drafts.change import Delivered, FileChange
-from bot.core.drafts.forge_http import DeliveryError, ForgeHttp, Reply
+from bot.core.drafts.forge_http import (
+    DeliveryError,
+    ForgeHttp,
+    refuse_read_only,
+    request_ok,
+)
 
 _READ_ONLY = (
     "the source's token can read the project but not push to it (it needs write_repository and api)"
 )
 _DEVELOPER = 30
+_ok = partial(request_ok, forge="GitLab", read_only=_READ_ONLY)
+_writable = partial(refuse_read_only, message=_READ_ONLY)
 
 
 async def open_merge_request(http: ForgeHttp, project: str, change: FileChange) -> Delivered:
@@ -104,20 +112,3 @@ def _delivered(mr: dict[str, object], branch: str, path: str | None, *, created:
         path=path,
         created=created,
     )
-
-
-async def _ok(
-    http: ForgeHttp, method: str, path: str, params: dict[str, str] | None = None
-) -> Reply:
-    reply = await http.request(method, path, params=params)
-    if reply.status == 404:
-        raise DeliveryError("not_found", f"GitLab has no {path} (or the token may not see it)")
-    _writable(reply)
-    if reply.status >= 300:
-        raise DeliveryError("refused", f"GitLab answered HTTP {reply.status} to {method} {path}")
-    return reply
-
-
-def _writable(reply: Reply) -> None:
-    if reply.status == 403:
-        raise DeliveryError("read_only", _READ_ONLY)
