@@ -64,6 +64,7 @@ from rag.service import CANDIDATES_PER_RETRIEVER, RagService
 from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
 from rag.sources.access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
 from rag.sources.confluence.source import ConfluenceReader, confluence_reader
+from rag.sources.connector import address_refusal_in, guarded_session
 from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
 from rag.sources.git.paths import remote_has_folder
 from rag.sources.git.source import GitReader, GitSourceSettings
@@ -191,6 +192,8 @@ __all__ = [
     "GitTarget",
     "git_target",
     "SourceAccess",
+    "address_refusal_in",
+    "guarded_session",
     "ALLOW_FILE_SETTING",
     "ALLOW_PRIVATE_SETTING",
     "remote_has_branch",

@@ -30,6 +30,7 @@ from rag.answering.answerers import ExtractiveAnswerer
 from tests import credentials
 from tests.fakes.forge import TOKEN, FakeForge
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack, SlackCall, SlackSender
+from tests.git_repos import local_sources
 from tests.slack_harness import served_app
 
 SECRET = credentials.SLACK_SIGNING_SECRET
@@ -158,7 +159,8 @@ async def draft_bot(
     ``U_ADMIN`` is a workspace admin, and a fake GitHub whose ``acme/runbooks`` is a git source
     of acme for the test's duration."""
     await add_workspace(store, "T_ACME", "acme")
-    slack_settings = settings.model_copy(
+    # The fake forge listens on 127.0.0.1: delivery needs the operator's local allowances.
+    slack_settings = local_sources(settings).model_copy(
         update={"slack_signing_secret": SecretStr(SECRET), **overrides}
     )
     service = RagService(

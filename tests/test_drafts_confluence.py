@@ -10,7 +10,7 @@ import pytest
 
 from bot.core.drafts.change import Submission
 from bot.core.drafts.deliver import deliver
-from rag import Store, add_source
+from rag import SourceAccess, Store, add_source
 from tests.fakes.confluence import (
     API_TOKEN,
     EMAIL,
@@ -24,6 +24,9 @@ MARKDOWN = (
     '---\ntitle: "KafkaBrokerDiskUsageHigh"\n---\n\n# KafkaBrokerDiskUsageHigh\n\n'
     "## Mitigation\n\n1. setting retention\n\n   ```\n   kafka-configs --alter\n   ```\n"
 )
+
+# The fake listens on 127.0.0.1, which only the operator's private-network allowance reaches.
+LOOPBACK = SourceAccess(allow_private_networks=True)
 
 
 def submission(tenant: str) -> Submission:
@@ -63,7 +66,7 @@ async def test_a_draft_becomes_a_draft_page_under_the_runbooks_page(
                 webhook_secret={"secret": "s"},
             )
             delivered, document = await deliver(
-                store, submission(unique_tenant), session=session, cipher=None
+                store, submission(unique_tenant), access=LOOPBACK, cipher=None
             )
             page_id = delivered.path
             basic = base64.b64encode(f"{EMAIL}:{API_TOKEN}".encode()).decode()

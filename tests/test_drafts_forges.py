@@ -5,17 +5,19 @@ read-only token is refused clearly; a section appended to an existing runbook.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
 import pytest
 import pytest_asyncio
+from aiohttp import web
 
 from bot.core.drafts.change import Delivered, Submission
 from bot.core.drafts.deliver import NoWritableSource, deliver
-from bot.core.drafts.forge_http import DeliveryError
+from bot.core.drafts.forge_http import DeliveryError, ForgeHttp, request_ok
 from bot.core.sources.runs import run_sync
-from rag import FastEmbedder, Settings, SourceRow, Store, add_source
+from rag import FastEmbedder, Settings, SourceAccess, SourceRow, Store, add_source
 from tests.fakes.forge import READ_ONLY_TOKEN, TOKEN, FakeForge
 from tests.git_repos import local_sources
 
@@ -72,9 +74,12 @@ def submission(
     )
 
 
-async def send(store: Store, sub: Submission) -> tuple[Delivered, str | None]:
-    async with aiohttp.ClientSession() as session:
-        return await deliver(store, sub, session=session, cipher=None, sleep_cap_s=0.05)
+async def send(
+    store: Store, sub: Submission, *, access: SourceAccess | None = None
+) -> tuple[Delivered, str | None]:
+    # The fakes listen on 127.0.0.1, which only the private-network allowance reaches.
+    access = access or SourceAccess(allow_private_networks=True)
+    return await deliver(store, sub, access=access, cipher=None, sleep_cap_s=0.05)
 
 
 @pytest.mark.parametrize("kind", ["github", "gitlab"])
@@ -173,3 +178,56 @@ async def test_without_a_writable_source_the_surface_is_told_to_post_a_file(
 ) -> None:
     with pytest.raises(NoWritableSource):
         await send(store, submission(unique_tenant))
+
+
+@pytest.mark.parametrize("kind", ["github", "gitlab"])
+async def test_a_forge_on_a_private_address_is_refused_at_delivery_without_the_allowance(
+    store: Store, forge: FakeForge, unique_tenant: str, kind: str
+) -> None:
+    # Added while the operator allowed private networks; delivered after the allowance is gone
+    # (or the name now resolves inside): the rule holds at every connection, not only at add.
+    await forge_source(store, unique_tenant, forge, kind)
+    with pytest.raises(DeliveryError) as refused:
+        await send(store, submission(unique_tenant), access=SourceAccess())
+    assert refused.value.code == "refused"
+    assert "127.0.0.1 is a loopback address" in refused.value.message
+    assert forge.requests == [] and forge.pulls == []
+
+
+async def test_a_redirect_is_answered_not_followed_so_the_token_stays_with_its_forge() -> None:
+    elsewhere: list[str] = []
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPMovedPermanently(f"{other_url}/steal")
+
+    async def steal(request: web.Request) -> web.Response:
+        elsewhere.append(request.headers.get("PRIVATE-TOKEN", ""))
+        return web.json_response({})
+
+    async with (
+        serving(web.get("/steal", steal)) as other_url,
+        serving(web.get("/api/v4/projects/acme%2Frunbooks", moved)) as forge_url,
+    ):
+        async with aiohttp.ClientSession() as session:
+            http = ForgeHttp(session, f"{forge_url}/api/v4", {"PRIVATE-TOKEN": TOKEN})
+            with pytest.raises(DeliveryError) as refused:
+                await request_ok(
+                    http, "GET", "projects/acme%2Frunbooks", forge="GitLab", read_only="ro"
+                )
+    assert refused.value.code == "refused" and "HTTP 301" in refused.value.message
+    assert elsewhere == []
+
+
+@asynccontextmanager
+async def serving(route: web.RouteDef) -> AsyncIterator[str]:
+    app = web.Application()
+    app.add_routes([route])
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()

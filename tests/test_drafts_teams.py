@@ -25,6 +25,7 @@ from tests.drafts_threads import ALERT, COMMANDS, REPLIES, SECRET
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.fakes.forge import FakeForge
 from tests.fakes.graph import FakeGraph
+from tests.git_repos import local_sources
 from tests.teams_harness import (
     ALERTS,
     USER,
@@ -109,7 +110,10 @@ async def teams_drafts(
         FakeGraph(credentials.TEAMS_APP_PASSWORD) as graph,
         FakeForge(tmp_path / "forge") as forge,
     ):
-        local = teams_settings(settings, jwks_url="http://127.0.0.1:9/keys", local=True)
+        # The fake forge listens on 127.0.0.1: delivery needs the operator's local allowances.
+        local = teams_settings(
+            local_sources(settings), jwks_url="http://127.0.0.1:9/keys", local=True
+        )
         configured = local.model_copy(
             update={
                 "teams_graph_url": graph.graph_url,

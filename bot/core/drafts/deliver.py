@@ -1,20 +1,29 @@
 """Deliver a reviewed draft where the tenant's runbooks live: a pull request (GitHub), a merge
 request (GitLab), a draft page (Confluence); ``NoWritableSource`` when there is none, so the
-surface posts the Markdown as a file in the thread instead."""
+surface posts the Markdown as a file in the thread instead.
+
+The destination's URL is a tenant's input, checked when its source was added; every connection
+made here obeys the same rule again (``rag.guarded_session``), so a DNS answer that changed
+since, or an IP literal, cannot aim a token-carrying request at an internal service.
+"""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import aiohttp
 
 from bot.core.drafts.change import Delivered, FileChange, Submission
 from bot.core.drafts.confluence_pages import create_draft_page
 from bot.core.drafts.destinations import ForgeTarget, forge_target
-from bot.core.drafts.forge_http import DeliveryError, ForgeHttp
+from bot.core.drafts.forge_http import TIMEOUT, DeliveryError, ForgeHttp
 from bot.core.drafts.github import open_pull_request
 from bot.core.drafts.gitlab import open_merge_request
+from bot.core.drafts.store import DraftRow, DraftStore
 from bot.core.sources.runs import open_secret
 from bot.core.token_cipher import TokenCipher
-from rag import SourceRow, Store, list_sources
+from rag import SourceAccess, SourceRow, Store, guarded_session, list_sources
 
 NEW_RUNBOOK = "new"
 
@@ -24,11 +33,47 @@ class NoWritableSource(DeliveryError):
         super().__init__("no_source", "the tenant has no git or Confluence source to write to")
 
 
+async def deliver_reviewed(
+    store: Store,
+    row: DraftRow,
+    *,
+    submission: Submission,
+    access: SourceAccess,
+    cipher: TokenCipher | None,
+    last_attempt: bool,
+) -> Delivered | DeliveryError:
+    """Deliver the draft ``row`` holds and record the outcome on it: the delivery, or the error
+    the surface explains beside the Markdown. Raises an ``unavailable`` error instead while the
+    job has attempts left, so the queue retries it (every step looks before it creates)."""
+    drafts = DraftStore(store)
+    try:
+        delivered, document = await deliver(store, submission, access=access, cipher=cipher)
+    except DeliveryError as exc:
+        if exc.code == "unavailable" and not last_attempt:
+            raise
+        await drafts.failed(row.tenant_id, row.draft_id, exc.message)
+        return exc
+    destination = {
+        "kind": delivered.kind,
+        "number": delivered.number,
+        "branch": delivered.branch,
+        "path": delivered.path,
+    }
+    await drafts.delivered(
+        row.tenant_id,
+        row.draft_id,
+        destination=destination,
+        link=delivered.link,
+        document_id=document,
+    )
+    return delivered
+
+
 async def deliver(
     store: Store,
     submission: Submission,
     *,
-    session: aiohttp.ClientSession,
+    access: SourceAccess,
     cipher: TokenCipher | None,
     sleep_cap_s: float = 30.0,
 ) -> tuple[Delivered, str | None]:
@@ -46,22 +91,33 @@ async def deliver(
             raise DeliveryError("refused", f"{row.name} is not on GitHub or GitLab")
         path = f"{target.folder}/{path}" if target.folder else path  # items are inside --path
         change = _change(submission, path, submission.section, append=True)
-        return await _forge(target, change, session, cipher, sleep_cap_s), target.document_id(path)
+        async with _session(access, target.api_url) as session:
+            delivered = await _forge(target, change, session, cipher, sleep_cap_s)
+        return delivered, target.document_id(path)
     for row in sources:
         target = forge_target(row)
         if target is not None:
             path = target.new_file(submission.title, await _items(store, row))
             change = _change(submission, path, submission.markdown, append=False)
-            delivered = await _forge(target, change, session, cipher, sleep_cap_s)
+            async with _session(access, target.api_url) as session:
+                delivered = await _forge(target, change, session, cipher, sleep_cap_s)
             return delivered, target.document_id(path)
     for row in sources:
         if row.kind == "confluence":
             credential = _credential(row, cipher)
-            page = await create_draft_page(
-                session, row.settings, credential, submission, sleep_cap_s=sleep_cap_s
-            )
+            async with _session(access, str(row.settings["base_url"])) as session:
+                page = await create_draft_page(
+                    session, row.settings, credential, submission, sleep_cap_s=sleep_cap_s
+                )
             return page, None
     raise NoWritableSource()
+
+
+@asynccontextmanager
+async def _session(access: SourceAccess, base_url: str) -> AsyncIterator[aiohttp.ClientSession]:
+    plain_http = base_url.lower().startswith("http://")
+    async with guarded_session(access, plain_http=plain_http, timeout=TIMEOUT) as session:
+        yield session
 
 
 def _change(submission: Submission, path: str, content: str, *, append: bool) -> FileChange:

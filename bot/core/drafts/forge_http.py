@@ -1,6 +1,8 @@
 """HTTP to a runbook destination (GitHub, GitLab, Confluence): explicit timeouts, and 429 / 5xx
 retried after ``Retry-After`` (bounded), so a rate limit never ends in a second branch or PR:
-each caller looks up before it creates."""
+each caller looks up before it creates. Redirects are not followed: every request carries the
+source's token, which must not travel to wherever a redirect points; a connection the source
+access rule refuses is a ``refused`` error at once, not a retried outage."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+
+from rag import address_refusal_in
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +62,21 @@ class ForgeHttp:
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 async with self.session.request(
-                    method, url, json=json, params=params, headers=self.headers, timeout=TIMEOUT
+                    method,
+                    url,
+                    json=json,
+                    params=params,
+                    headers=self.headers,
+                    timeout=TIMEOUT,
+                    allow_redirects=False,
                 ) as response:
                     status = response.status
                     retry_after = response.headers.get("Retry-After")
                     body = await _body(response)
             except (aiohttp.ClientError, TimeoutError) as exc:
+                refusal = address_refusal_in(exc)
+                if refusal is not None:
+                    raise DeliveryError("refused", f"{method} {path}: {refusal}") from exc
                 if attempt == ATTEMPTS:
                     raise DeliveryError("unavailable", f"{method} {path}: unreachable") from exc
                 await asyncio.sleep(min(2.0**attempt / 4, self.sleep_cap_s))

@@ -12,13 +12,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.drafts.change import Submission
-from bot.core.drafts.deliver import deliver
+from bot.core.drafts.deliver import deliver_reviewed
 from bot.core.drafts.forge_http import DeliveryError
 from bot.core.drafts.review import KINDS, as_section, destination_of
 from bot.core.drafts.store import DraftRow, DraftStore
 from bot.core.jobs.queue import Job
 from bot.core.sources.runs import cipher_or_none
 from bot.slack.answering import Bot
+from rag import SourceAccess
 
 logger = logging.getLogger(__name__)
 
@@ -51,36 +52,19 @@ class DeliverJob:
             asked_by=await _name_of(client, user),
             redactions=row.redactions,
         )
-        try:
-            async with aiohttp.ClientSession() as session:
-                delivered, document = await deliver(
-                    self.bot.store,
-                    submission,
-                    session=session,
-                    cipher=cipher_or_none(self.bot.settings),
-                )
-        except DeliveryError as exc:
-            if exc.code == "unavailable" and not job.exhausted:
-                raise  # the worker retries the job; every step looks before it creates
-            await self.drafts.failed(row.tenant_id, row.draft_id, exc.message)
-            await self._as_file(client, row, exc)
+        outcome = await deliver_reviewed(
+            self.bot.store,
+            row,
+            submission=submission,
+            access=SourceAccess.from_settings(self.bot.settings),
+            cipher=cipher_or_none(self.bot.settings),
+            last_attempt=job.exhausted,
+        )
+        if isinstance(outcome, DeliveryError):
+            await self._as_file(client, row, outcome)
             return
-        destination = {
-            "kind": delivered.kind,
-            "number": delivered.number,
-            "branch": delivered.branch,
-            "path": delivered.path,
-        }
-        await self.drafts.delivered(
-            row.tenant_id,
-            row.draft_id,
-            destination=destination,
-            link=delivered.link,
-            document_id=document,
-        )
-        await self._tell(
-            client, row, delivered.link, KINDS.get(delivered.kind, "draft"), asked.get("owner")
-        )
+        kind = KINDS.get(outcome.kind, "draft")
+        await self._tell(client, row, outcome.link, kind, asked.get("owner"))
 
     async def give_up(self, job: Job) -> None:
         asked: dict[str, Any] = job.payload.get("runbook_draft") or {}

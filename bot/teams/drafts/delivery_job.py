@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiohttp
 from microsoft_agents.hosting.core import ConnectorClientBase
 
 from bot.core.drafts.change import Submission
-from bot.core.drafts.deliver import deliver
+from bot.core.drafts.deliver import deliver_reviewed
 from bot.core.drafts.forge_http import DeliveryError
 from bot.core.drafts.review import KINDS, as_section, destination_of
 from bot.core.drafts.store import DraftRow, DraftStore
@@ -19,6 +18,7 @@ from bot.core.sources.runs import cipher_or_none
 from bot.teams.bot import TeamsBot
 from bot.teams.cards.elements import Json, adaptive_card, clip, link_run, rich_text, run
 from bot.teams.jobs.requests import reference_from
+from rag import SourceAccess
 
 MARKDOWN_MAX = 20_000  # what a card carries; the rest is in the draft row
 
@@ -47,35 +47,19 @@ class DraftDeliverJob:
             asked_by=f"{asked.get('asked_by') or 'a responder'} (Teams)",
             redactions=row.redactions,
         )
-        try:
-            async with aiohttp.ClientSession() as session:
-                delivered, document = await deliver(
-                    self.bot.store,
-                    submission,
-                    session=session,
-                    cipher=cipher_or_none(self.bot.settings),
-                )
-        except DeliveryError as exc:
-            if exc.code == "unavailable" and not job.exhausted:
-                raise  # the worker retries the job; every step looks before it creates
-            await self.drafts.failed(row.tenant_id, row.draft_id, exc.message)
-            await self._post(asked, _markdown_card(row, exc))
-            return
-        destination = {
-            "kind": delivered.kind,
-            "number": delivered.number,
-            "branch": delivered.branch,
-            "path": delivered.path,
-        }
-        await self.drafts.delivered(
-            row.tenant_id,
-            row.draft_id,
-            destination=destination,
-            link=delivered.link,
-            document_id=document,
+        outcome = await deliver_reviewed(
+            self.bot.store,
+            row,
+            submission=submission,
+            access=SourceAccess.from_settings(self.bot.settings),
+            cipher=cipher_or_none(self.bot.settings),
+            last_attempt=job.exhausted,
         )
-        kind = KINDS.get(delivered.kind, "draft")
-        await self._post(asked, _link_card(row, delivered.link, kind, asked.get("owner")))
+        if isinstance(outcome, DeliveryError):
+            await self._post(asked, _markdown_card(row, outcome))
+            return
+        kind = KINDS.get(outcome.kind, "draft")
+        await self._post(asked, _link_card(row, outcome.link, kind, asked.get("owner")))
 
     async def give_up(self, job: Job) -> None:
         row = await self.drafts.get(
