@@ -84,7 +84,10 @@ async def secrets_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.action == "generate-key":
         print(generate_key())
         return 0
-    cipher = TokenCipher.from_setting(settings.encryption_keys)
+    cipher = TokenCipher.from_setting(
+        settings.encryption_keys,
+        sealing="Stored secrets (Slack tokens, source credentials, Graph client states)",
+    )
     async with open_store(settings) as store:
         report = await reseal_secrets(
             store, cipher, (*SOURCE_SECRETS, *SLACK_SECRETS, *GRAPH_SECRETS)

@@ -62,7 +62,7 @@ def fake() -> Iterator[ConfluenceFake]:
             process.stdout.close()
 
 
-CIPHER = TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode()))
+CIPHER = TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode()), sealing="test secrets")
 INSTALLER = "U_INSTALLER"
 
 

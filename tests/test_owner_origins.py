@@ -163,7 +163,9 @@ async def test_a_note_from_a_workspace_of_an_org_wide_install_is_sent_with_the_o
     installations = PostgresInstallationStore(
         store,
         client_id="1111.2222",
-        cipher=TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode())),
+        cipher=TokenCipher.from_setting(
+            SecretStr(Fernet.generate_key().decode()), sealing="test secrets"
+        ),
     )
     # Installed once for the whole organisation: its bot row has no team.
     await installations.async_save(

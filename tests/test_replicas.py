@@ -37,7 +37,7 @@ SECRET = credentials.SLACK_SIGNING_SECRET
 # Answered from the demo corpus with citations, so every card carries a "Show quote" button.
 QUESTION = "payments are throwing 502s, what do I check first?"
 
-CIPHER = TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode()))
+CIPHER = TokenCipher.from_setting(SecretStr(Fernet.generate_key().decode()), sealing="test secrets")
 
 
 class PostIndex:

@@ -41,7 +41,7 @@ ALLOW = {"RUNBOOK_SOURCE_ALLOW_FILE": "true", "RUNBOOK_SOURCE_ALLOW_PRIVATE_NETW
 
 
 def cipher(*keys: str) -> TokenCipher:
-    return TokenCipher.from_setting(SecretStr(",".join(keys)))
+    return TokenCipher.from_setting(SecretStr(",".join(keys)), sealing="test secrets")
 
 
 @asynccontextmanager

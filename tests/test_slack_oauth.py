@@ -24,7 +24,7 @@ from tests.slack_harness import served_app
 SECRET = credentials.SLACK_SIGNING_SECRET
 STATE_COOKIE = "slack-app-oauth-state"
 KEY = Fernet.generate_key().decode()
-CIPHER = TokenCipher.from_setting(SecretStr(KEY))
+CIPHER = TokenCipher.from_setting(SecretStr(KEY), sealing="test secrets")
 
 
 async def installed_rows(store: Store, team_id: str) -> tuple[int, int]:

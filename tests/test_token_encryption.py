@@ -30,7 +30,7 @@ KEY_OLD, KEY_NEW = Fernet.generate_key().decode(), Fernet.generate_key().decode(
 
 
 def cipher(*keys: str) -> TokenCipher:
-    return TokenCipher.from_setting(SecretStr(",".join(keys)))
+    return TokenCipher.from_setting(SecretStr(",".join(keys)), sealing="test secrets")
 
 
 def installation(team: str) -> Installation:
@@ -158,3 +158,11 @@ async def test_oauth_mode_refuses_to_start_without_an_encryption_key(
     finally:
         await jobs.close()
     assert slack_mode(oauth_settings(settings, KEY_NEW)).kind == "http"
+
+
+def test_a_missing_key_is_explained_by_what_the_caller_seals() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        TokenCipher.from_setting(None, sealing="Source credentials and webhook secrets")
+    message = str(refused.value)
+    assert message.startswith("Source credentials and webhook secrets are encrypted at rest")
+    assert "RUNBOOK_ENCRYPTION_KEYS" in message and "Slack" not in message

@@ -42,12 +42,13 @@ class TokenCipher:
         self._all = MultiFernet([Fernet(key) for key in keys])
 
     @classmethod
-    def from_setting(cls, value: SecretStr | None) -> TokenCipher:
-        """The cipher for the setting's keys; a clear error when it is missing or malformed."""
+    def from_setting(cls, value: SecretStr | None, *, sealing: str) -> TokenCipher:
+        """The cipher for the setting's keys; a clear error when it is missing or malformed.
+        ``sealing``: what the caller keeps encrypted, named in that error."""
         if value is None or not value.get_secret_value().strip():
             raise ConfigurationError(
-                f"OAuth mode stores Slack tokens, which are encrypted at rest: set {KEYS_SETTING} "
-                f"to a Fernet key; {_GENERATE_HINT}"
+                f"{sealing} are encrypted at rest: set {KEYS_SETTING} to a Fernet key; "
+                f"{_GENERATE_HINT}"
             )
         keys = [k.strip().encode() for k in value.get_secret_value().split(",") if k.strip()]
         try:

@@ -157,7 +157,9 @@ def _oauth_app(
     client_id = str(settings.slack_client_id)
     client_secret = _secret(settings.slack_client_secret) or ""
     # Refuses to start without RUNBOOK_ENCRYPTION_KEYS: tokens are never stored in plaintext.
-    cipher = TokenCipher.from_setting(settings.encryption_keys)
+    cipher = TokenCipher.from_setting(
+        settings.encryption_keys, sealing="Slack tokens stored in OAuth mode"
+    )
     installations = PostgresInstallationStore(store, client_id=client_id, cipher=cipher)
     oauth_settings = AsyncOAuthSettings(
         client_id=client_id,

@@ -65,7 +65,9 @@ def cipher_or_none(settings: Settings) -> TokenCipher | None:
     none)."""
     if settings.encryption_keys is None or not settings.encryption_keys.get_secret_value():
         return None
-    return TokenCipher.from_setting(settings.encryption_keys)
+    return TokenCipher.from_setting(
+        settings.encryption_keys, sealing="Source credentials and webhook secrets"
+    )
 
 
 def open_secret(

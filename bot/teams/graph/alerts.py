@@ -17,7 +17,9 @@ from bot.teams.graph.subscriptions import SUBSCRIPTION_KIND, SubscriptionJob
 
 def register_graph_alerts(bot: TeamsBot) -> AddRoutes:
     settings = bot.settings
-    cipher = TokenCipher.from_setting(settings.encryption_keys)
+    cipher = TokenCipher.from_setting(
+        settings.encryption_keys, sealing="Graph subscriptions' client states"
+    )
     graph = GraphClient(settings)
     bot.job_handlers.register(GRAPH_MESSAGE, GraphMessageJob(bot, graph))
     subscriptions = SubscriptionJob(
