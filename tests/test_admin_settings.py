@@ -11,7 +11,6 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
@@ -31,10 +30,9 @@ from bot.core.admin.lifecycle import (
     tenant_name,
 )
 from bot.core.admin.source_form import FieldErrors, SourceDraft, SourceForm
-from bot.core.admin.source_network import NetworkRules
 from bot.core.alerts.channel_settings import channel_settings
 from bot.core.token_cipher import TokenCipher
-from rag import Settings, Store, find_tenant, list_sources
+from rag import Settings, SourceAccess, Store, find_tenant, list_sources
 from tests.fakes.confluence import API_TOKEN, EMAIL, FAKE, ConfluenceFake
 from tests.git_repos import GitRepo
 
@@ -200,8 +198,8 @@ async def test_runbook_audit_json_names_who_changed_what(
     assert await find_tenant(store, team_id=team, enterprise_id="") is None
 
 
-def _form(store: Store, **rules: Any) -> SourceForm:
-    return SourceForm(store, cipher=CIPHER, rules=NetworkRules(**rules))
+def _form(store: Store, **allowances: bool) -> SourceForm:
+    return SourceForm(store, cipher=CIPHER, access=SourceAccess(**allowances))
 
 
 async def test_a_private_or_plain_http_url_is_refused_in_its_field(store: Store) -> None:
@@ -215,6 +213,21 @@ async def test_a_private_or_plain_http_url_is_refused_in_its_field(store: Store)
     draft = SourceDraft(kind="git", url="https://runbooks.invalid/r.git")
     with pytest.raises(FieldErrors, match="cannot resolve"):
         await form.submit(tenant, admin, draft, submission_key=uuid.uuid4().hex)
+    assert await list_sources(store, tenant=tenant) == []
+
+
+async def test_the_form_refuses_what_every_connection_refuses_even_with_private_networks_allowed(
+    store: Store,
+) -> None:
+    # The cloud metadata service (link-local) and its IPv4-mapped spelling stay out of reach
+    # whatever the operator allows: the form checks the same rule as each connection.
+    tenant, _ = await new_tenant(store)
+    form, admin = _form(store, allow_private_networks=True), Actor("slack", INSTALLER)
+    for url in ("https://169.254.169.254/latest/meta-data", "https://[::ffff:169.254.169.254]/"):
+        draft = SourceDraft(kind="confluence", url=url, space="OPS", token="t", email="a@b.c")
+        with pytest.raises(FieldErrors) as refused:
+            await form.submit(tenant, admin, draft, submission_key=uuid.uuid4().hex)
+        assert "link-local" in refused.value.errors["url"], url
     assert await list_sources(store, tenant=tenant) == []
 
 
@@ -274,7 +287,7 @@ async def test_confluence_wrong_token_and_missing_space_land_on_their_fields(
     fake: ConfluenceFake,
 ) -> None:
     tenant, _ = await new_tenant(store)
-    form, admin = _form(store, allow_private=True), Actor("slack", INSTALLER)
+    form, admin = _form(store, allow_private_networks=True), Actor("slack", INSTALLER)
     wrong = SourceDraft(
         kind="confluence", url=fake.cloud_url, space="OPS", email=EMAIL, token=SecretStr("nope")
     )

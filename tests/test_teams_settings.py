@@ -206,7 +206,7 @@ async def test_an_admin_adds_a_source_from_the_card_and_a_private_url_is_refused
     inputs = settings_card.SOURCE_INPUTS
     private = {inputs["kind"]: "git", inputs["url"]: "https://192.168.1.9/ops/runbooks.git"}
     card = await org.execute(settings_card.SOURCE_ADD, private, USER)
-    assert "private or local address" in json.dumps(card)
+    assert "192.168.1.9 is a private address" in json.dumps(card)
     repo = GitRepo(tmp_path / "runbooks")
     repo.write("db/failover.md", "# Failover\n\nPromote the replica.\n")
     repo.commit("first")

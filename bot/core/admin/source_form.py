@@ -19,13 +19,14 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from bot.core.admin.admins import Actor, is_admin
 from bot.core.admin.audit import record_change
 from bot.core.admin.changes import NOT_ADMIN, Outcome, refused
-from bot.core.admin.source_network import NetworkRules, url_problem
+from bot.core.admin.source_network import url_problem
 from bot.core.token_cipher import TokenCipher
 from rag import (
     ConfigurationError,
     GitCredential,
     GitSourceSettings,
     RunbookError,
+    SourceAccess,
     Store,
     add_source,
     confluence_reader,
@@ -74,10 +75,10 @@ class CheckedSource:
 
 
 class SourceForm:
-    def __init__(self, store: Store, *, cipher: TokenCipher | None, rules: NetworkRules) -> None:
+    def __init__(self, store: Store, *, cipher: TokenCipher | None, access: SourceAccess) -> None:
         self._store = store
         self._cipher = cipher
-        self._rules = rules
+        self._access = access
 
     async def submit(
         self, tenant: str, actor: Actor, draft: SourceDraft, *, submission_key: str
@@ -94,7 +95,7 @@ class SourceForm:
         git = draft.kind == "git"
         if not draft.url:
             errors["url"] = "a URL is required"
-        elif problem := await url_problem(draft.url, self._rules, git=git):
+        elif problem := await url_problem(draft.url, self._access, git=git):
             errors["url"] = problem
         name = draft.name or _default_name(draft)
         if not _NAME.fullmatch(name):
@@ -156,7 +157,7 @@ class SourceForm:
                         source.settings,
                         source.credential or {},
                         max_page_bytes=1,
-                        access=self._rules.access,
+                        access=self._access,
                     )
                     await reader.list_items()
         except TimeoutError as exc:
@@ -168,7 +169,7 @@ class SourceForm:
         cred = source.credential or {}
         credential = GitCredential(token=cred.get("token"), ssh_key=cred.get("ssh_key"))
         url = str(source.settings["url"])
-        access = self._rules.access
+        access = self._access
         default = await asyncio.to_thread(
             remote_default_branch, source.name, url, credential, access=access
         )

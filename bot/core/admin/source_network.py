@@ -1,99 +1,63 @@
-"""Where a source added from a chat surface may point: public https only, unless the operator
-allowed more (``RUNBOOK_SOURCE_ALLOW_PRIVATE_NETWORKS``: loopback and private addresses and
-plain http to them; ``RUNBOOK_SOURCE_ALLOW_FILE``: ``file://`` git sources). The host is
-resolved and every address it resolves to is checked, so a public name for a private address
-is refused too.
+"""Where a source added from a chat surface may point, said as a sentence for the form's URL
+field. The reach itself is the rule every connection of a source obeys (``rag.SourceAccess``:
+public https only, unless the operator allowed private networks or ``file://``), checked on
+what the host resolves to now; the form adds what only a person typing a URL needs told (a
+token pasted into the URL, a scheme no source speaks) and, unlike ``runbook source add``,
+refuses a name that does not resolve, since the admin is there to correct it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
-import socket
-from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
-from rag import Settings, SourceAccess
+from rag import SourceAccess, SourceSyncError, git_target
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@(?P<host>[A-Za-z0-9.-]+):[^/].*$")
+_FORM = "the form"  # the source has no name yet when its URL is checked
 
 
-@dataclass(frozen=True)
-class NetworkRules:
-    allow_private: bool = False
-    allow_file: bool = False
-    data_dir: Path | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> NetworkRules:
-        # The operator allowances of issue 36 (rag/sources/access.py).
-        return cls(
-            allow_private=settings.source_allow_private_networks,
-            allow_file=settings.source_allow_file,
-            data_dir=settings.data_dir,
-        )
-
-    @property
-    def access(self) -> SourceAccess:
-        """The same allowances as the rule every connection of a source obeys."""
-        return SourceAccess(
-            allow_private_networks=self.allow_private,
-            allow_file=self.allow_file,
-            data_dir=self.data_dir,
-        )
-
-
-async def url_problem(url: str, rules: NetworkRules, *, git: bool) -> str | None:
+async def url_problem(url: str, access: SourceAccess, *, git: bool) -> str | None:
     """Why ``url`` may not be a source (a sentence for the form's field), or None."""
-    scp = _SCP_LIKE.match(url) if git else None
-    if scp:
-        return await _host_problem(scp.group("host"), rules)
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme == "file":
-        if git and rules.allow_file:
-            return None
-        return "file:// sources are not allowed on this server"
-    allowed = ("https", "http", "ssh") if git else ("https", "http")
-    if scheme not in allowed:
-        return "use an https:// URL" + (" (or ssh:// with a deploy key)" if git else "")
-    if parts.username or parts.password:
-        return "put the token in the token field, not in the URL"
-    if not parts.hostname:
-        return "the URL names no host"
-    problem = await _host_problem(parts.hostname, rules)
-    if problem is None and scheme == "http" and not rules.allow_private:
-        return "use https:// (plain http is allowed only to private addresses the operator allowed)"
-    if scheme == "http" and rules.allow_private and not await _all_private(parts.hostname):
-        return "use https:// for a public host"
-    return problem
-
-
-async def _host_problem(host: str, rules: NetworkRules) -> str | None:
-    addresses = await _resolve(host)
-    if addresses is None:
-        return f"cannot resolve {host}: check the address"
-    if rules.allow_private:
-        return None
-    if any(not address.is_global for address in addresses):
-        return f"{host} is a private or local address; this server only reaches public hosts"
+    if not (git and _SCP_LIKE.match(url)):
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme == "file" and not git:
+            return "file:// sources are not allowed on this server"
+        allowed = ("https", "http", "ssh", "file") if git else ("https", "http")
+        if scheme not in allowed:
+            return "use an https:// URL" + (" (or ssh:// with a deploy key)" if git else "")
+        if parts.username or parts.password:
+            return "put the token in the token field, not in the URL"
+        if not parts.hostname and scheme != "file":
+            return "the URL names no host"
+    try:
+        # Resolving the host is a blocking getaddrinfo: off the event loop.
+        await asyncio.to_thread(_check_reach, url, access, git=git)
+    except SourceSyncError as exc:
+        if exc.code == "source_unreachable":
+            host = _host(url)
+            return f"cannot resolve {host}: check the address"
+        return exc.reason.removeprefix("refused: ")
     return None
 
 
-async def _all_private(host: str) -> bool:
-    addresses = await _resolve(host)
-    return bool(addresses) and all(not a.is_global for a in addresses or [])
-
-
-async def _resolve(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address] | None:
+def _check_reach(url: str, access: SourceAccess, *, git: bool) -> None:
+    if git:
+        git_target(_FORM, url, access)
+        return
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
     try:
-        return [ipaddress.ip_address(host.strip("[]"))]
+        port = parts.port or (443 if scheme == "https" else 80)
     except ValueError:
-        pass
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        return None
-    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+        raise SourceSyncError(
+            _FORM, "the URL's port is not a number", code="source_invalid"
+        ) from None
+    access.check_host(_FORM, parts.hostname or "", port, plain_http=scheme == "http")
+
+
+def _host(url: str) -> str:
+    scp = _SCP_LIKE.match(url)
+    return scp.group("host") if scp else urlsplit(url).hostname or url

@@ -10,7 +10,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.admin.changes import SettingsChanges
 from bot.core.admin.source_form import SourceForm
-from bot.core.admin.source_network import NetworkRules
 from bot.core.jobs.queue import JobQueue
 from bot.core.sources.runs import cipher_or_none
 from bot.core.tasks import BackgroundTasks
@@ -18,7 +17,7 @@ from bot.slack.home.actions import register_home_actions
 from bot.slack.home.page import HomePage
 from bot.slack.home.people import SlackPeople
 from bot.slack.home.submissions import register_home_submissions
-from rag import Settings, Store
+from rag import Settings, SourceAccess, Store
 
 
 def build_home_page(
@@ -32,7 +31,7 @@ def build_home_page(
         people=SlackPeople(),
         changes=SettingsChanges(store),
         sources=SourceForm(
-            store, cipher=cipher_or_none(settings), rules=NetworkRules.from_settings(settings)
+            store, cipher=cipher_or_none(settings), access=SourceAccess.from_settings(settings)
         ),
     )
 

@@ -23,7 +23,6 @@ from bot.core.admin.lifecycle import (
 )
 from bot.core.admin.overview import load_overview
 from bot.core.admin.source_form import FieldErrors, SourceDraft, SourceForm
-from bot.core.admin.source_network import NetworkRules
 from bot.core.alerts.channel_settings import list_channel_switches
 from bot.core.sources.jobs import queue_sync
 from bot.core.sources.runs import cipher_or_none
@@ -33,7 +32,7 @@ from bot.teams.invokes import as_dict, card_response, respond, value_of
 from bot.teams.settings import card as c
 from bot.teams.tenancy import find_teams_tenant
 from bot.teams.threads import aad_tenant_of
-from rag import delete_tenant
+from rag import SourceAccess, delete_tenant
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ def register_settings(app: AgentApplication[TurnState], bot: TeamsBot) -> None:
     form = SourceForm(
         bot.store,
         cipher=cipher_or_none(bot.settings),
-        rules=NetworkRules.from_settings(bot.settings),
+        access=SourceAccess.from_settings(bot.settings),
     )
     later: dict[tuple[str, str], Outcome] = {}  # (tenant, person) → a slow add's outcome
 
