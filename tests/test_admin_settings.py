@@ -198,8 +198,11 @@ async def test_runbook_audit_json_names_who_changed_what(
     assert await find_tenant(store, team_id=team, enterprise_id="") is None
 
 
-def _form(store: Store, **allowances: bool) -> SourceForm:
-    return SourceForm(store, cipher=CIPHER, access=SourceAccess(**allowances))
+def _form(
+    store: Store, *, allow_file: bool = False, allow_private_networks: bool = False
+) -> SourceForm:
+    access = SourceAccess(allow_file=allow_file, allow_private_networks=allow_private_networks)
+    return SourceForm(store, cipher=CIPHER, access=access)
 
 
 async def test_a_private_or_plain_http_url_is_refused_in_its_field(store: Store) -> None:
@@ -224,7 +227,9 @@ async def test_the_form_refuses_what_every_connection_refuses_even_with_private_
     tenant, _ = await new_tenant(store)
     form, admin = _form(store, allow_private_networks=True), Actor("slack", INSTALLER)
     for url in ("https://169.254.169.254/latest/meta-data", "https://[::ffff:169.254.169.254]/"):
-        draft = SourceDraft(kind="confluence", url=url, space="OPS", token="t", email="a@b.c")
+        draft = SourceDraft(
+            kind="confluence", url=url, space="OPS", token=SecretStr("t"), email="a@b.c"
+        )
         with pytest.raises(FieldErrors) as refused:
             await form.submit(tenant, admin, draft, submission_key=uuid.uuid4().hex)
         assert "link-local" in refused.value.errors["url"], url
