@@ -20,10 +20,11 @@ from bot.core.drafts.destinations import ForgeTarget, forge_target
 from bot.core.drafts.forge_http import TIMEOUT, DeliveryError, ForgeHttp
 from bot.core.drafts.github import open_pull_request
 from bot.core.drafts.gitlab import open_merge_request
+from bot.core.drafts.review import as_section, destination_of
 from bot.core.drafts.store import DraftRow, DraftStore
-from bot.core.sources.runs import open_secret
+from bot.core.sources.runs import cipher_or_none, open_secret
 from bot.core.token_cipher import TokenCipher
-from rag import SourceAccess, SourceRow, Store, guarded_session, list_sources
+from rag import Settings, SourceAccess, SourceRow, Store, guarded_session, list_sources
 
 NEW_RUNBOOK = "new"
 
@@ -37,14 +38,27 @@ async def deliver_reviewed(
     store: Store,
     row: DraftRow,
     *,
-    submission: Submission,
-    access: SourceAccess,
-    cipher: TokenCipher | None,
+    destination: str,
+    asked_by: str,
+    settings: Settings,
     last_attempt: bool,
 ) -> Delivered | DeliveryError:
-    """Deliver the draft ``row`` holds and record the outcome on it: the delivery, or the error
-    the surface explains beside the Markdown. Raises an ``unavailable`` error instead while the
-    job has attempts left, so the queue retries it (every step looks before it creates)."""
+    """Deliver the draft ``row`` holds to ``destination`` (a runbook's document id, or "new")
+    and record the outcome on it: the delivery, or the error the surface explains beside the
+    Markdown. Raises an ``unavailable`` error instead while the job has attempts left, so the
+    queue retries it (every step looks before it creates)."""
+    submission = Submission(
+        tenant=row.tenant_id,
+        draft_id=row.draft_id,
+        title=row.title,
+        markdown=row.markdown,
+        section=as_section(row.title, row.markdown),
+        destination=destination_of(destination),
+        thread_link=row.thread_link,
+        asked_by=asked_by,
+        redactions=row.redactions,
+    )
+    access, cipher = SourceAccess.from_settings(settings), cipher_or_none(settings)
     drafts = DraftStore(store)
     try:
         delivered, document = await deliver(store, submission, access=access, cipher=cipher)
@@ -53,7 +67,7 @@ async def deliver_reviewed(
             raise
         await drafts.failed(row.tenant_id, row.draft_id, exc.message)
         return exc
-    destination = {
+    where = {
         "kind": delivered.kind,
         "number": delivered.number,
         "branch": delivered.branch,
@@ -62,7 +76,7 @@ async def deliver_reviewed(
     await drafts.delivered(
         row.tenant_id,
         row.draft_id,
-        destination=destination,
+        destination=where,
         link=delivered.link,
         document_id=document,
     )

@@ -11,15 +11,12 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.drafts.change import Submission
 from bot.core.drafts.deliver import deliver_reviewed
 from bot.core.drafts.forge_http import DeliveryError
-from bot.core.drafts.review import KINDS, as_section, destination_of
+from bot.core.drafts.review import KINDS
 from bot.core.drafts.store import DraftRow, DraftStore
 from bot.core.jobs.queue import Job
-from bot.core.sources.runs import cipher_or_none
 from bot.slack.answering import Bot
-from rag import SourceAccess
 
 logger = logging.getLogger(__name__)
 
@@ -41,23 +38,12 @@ class DeliverJob:
             await self._tell(client, row, row.link, "pull request", asked.get("owner"))
             return
         user = str((job.payload.get("user") or {}).get("id") or row.submitted_by or "")
-        submission = Submission(
-            tenant=row.tenant_id,
-            draft_id=row.draft_id,
-            title=row.title,
-            markdown=row.markdown,
-            section=as_section(row.title, row.markdown),
-            destination=destination_of(str(asked.get("destination") or "new")),
-            thread_link=row.thread_link,
-            asked_by=await _name_of(client, user),
-            redactions=row.redactions,
-        )
         outcome = await deliver_reviewed(
             self.bot.store,
             row,
-            submission=submission,
-            access=SourceAccess.from_settings(self.bot.settings),
-            cipher=cipher_or_none(self.bot.settings),
+            destination=str(asked.get("destination") or "new"),
+            asked_by=await _name_of(client, user),
+            settings=self.bot.settings,
             last_attempt=job.exhausted,
         )
         if isinstance(outcome, DeliveryError):

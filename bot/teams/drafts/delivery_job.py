@@ -8,17 +8,14 @@ from typing import Any
 
 from microsoft_agents.hosting.core import ConnectorClientBase
 
-from bot.core.drafts.change import Submission
 from bot.core.drafts.deliver import deliver_reviewed
 from bot.core.drafts.forge_http import DeliveryError
-from bot.core.drafts.review import KINDS, as_section, destination_of
+from bot.core.drafts.review import KINDS
 from bot.core.drafts.store import DraftRow, DraftStore
 from bot.core.jobs.queue import Job
-from bot.core.sources.runs import cipher_or_none
 from bot.teams.bot import TeamsBot
 from bot.teams.cards.elements import Json, adaptive_card, clip, link_run, rich_text, run
 from bot.teams.jobs.requests import reference_from
-from rag import SourceAccess
 
 MARKDOWN_MAX = 20_000  # what a card carries; the rest is in the draft row
 
@@ -36,23 +33,12 @@ class DraftDeliverJob:
         if row.state == "open" and row.link:
             await self._post(asked, _link_card(row, row.link, "pull request", asked.get("owner")))
             return
-        submission = Submission(
-            tenant=row.tenant_id,
-            draft_id=row.draft_id,
-            title=row.title,
-            markdown=row.markdown,
-            section=as_section(row.title, row.markdown),
-            destination=destination_of(str(asked.get("destination") or "new")),
-            thread_link=row.thread_link,
-            asked_by=f"{asked.get('asked_by') or 'a responder'} (Teams)",
-            redactions=row.redactions,
-        )
         outcome = await deliver_reviewed(
             self.bot.store,
             row,
-            submission=submission,
-            access=SourceAccess.from_settings(self.bot.settings),
-            cipher=cipher_or_none(self.bot.settings),
+            destination=str(asked.get("destination") or "new"),
+            asked_by=f"{asked.get('asked_by') or 'a responder'} (Teams)",
+            settings=self.bot.settings,
             last_attempt=job.exhausted,
         )
         if isinstance(outcome, DeliveryError):
