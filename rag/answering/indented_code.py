@@ -32,11 +32,11 @@ def indented_code_spans(text: str) -> tuple[tuple[int, int], ...]:
     """The line ranges ``(first, end)`` (end excluded) of the indented code blocks of ``text``,
     in order.
 
-    A chunk is a piece of its section, so an indented block that opens it is a list item's
-    text cut from its item more often than code: of the public collections' chunks, all 12
-    that open so are prose or a fenced block indented under an item. Such a block does not
-    count, nor one whose first line is a list item or a fence (a fenced block indented under
-    a list item reads as that fenced block, as everywhere else).
+    A chunk is a piece of its section, so an indented block that opens it was cut from a list
+    item more often than it is code: the 12 chunks of the public collections that open so open
+    on prose, HTML or a fenced block indented under an item, none on a command. Such a block
+    does not count, nor one whose first line is a list item or a fence (a fenced block indented
+    under a list item reads as that fenced block, as everywhere else).
     """
     if _INDENTED.search(text) is None:
         return ()
