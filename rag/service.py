@@ -292,7 +292,7 @@ class RagService:
         contact = owner_to_contact(question, lead) if lead else None
         line = contact_line(question, lead) if lead else None
         if line is not None:  # not a runbook's words, so not a claim to verify: labelled
-            answer = f"{answer}\n{line}"
+            answer = f"{line}\n\n{answer}"  # "who" is what was asked: it leads
         result = self._result(
             tenant,
             service,

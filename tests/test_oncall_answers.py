@@ -1,6 +1,7 @@
 """Issue 38 end to end (embedded Postgres, the real embedding model): "who do I page" opens on
-the runbook's escalation section, or names the runbook's owner when it has none, and noise
-around a question changes neither the decision nor the first section."""
+the runbook's escalation section, or opens on the runbook's owner when it has none (kept when
+the answer is stored and redrawn), and noise around a question changes neither the decision
+nor the first section."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.answers.outcome_text import OWNER_LABEL
+from bot.core.answers.store import AnswerStore
+from bot.slack.answering import render_stored
 from rag import FastEmbedder, RagService, Settings, Store, ingest_limits, ingest_path
 from rag.retrieval.escalation import owner_line
+from tests.test_answers_by_reference import PLACEMENT
 
 SEARCH = """---
 title: Search indexer stuck
@@ -80,7 +85,24 @@ async def test_without_an_escalation_section_the_answer_names_the_owner_as_who_t
     assert result.status == "answered"
     assert result.citations[0].evidence.document_id == "search-indexer"
     assert result.owner_contact == "team-search"
-    assert result.answer.endswith(owner_line("team-search"))
+    assert result.answer.startswith(owner_line("team-search") + "\n\n")
+
+
+@pytest.mark.slow
+async def test_the_owner_to_contact_is_shown_again_when_the_stored_answer_is_redrawn(
+    service: RagService, store: Store, oncall_tenant: str
+) -> None:
+    question = "search indexer stuck, new products missing from search, who do I page?"
+    result = await service.ask(oncall_tenant, question)
+    answers = AnswerStore(store)
+    answer_id = await answers.save(result, question=question, service=None, placement=PLACEMENT)
+
+    stored = await answers.load(oncall_tenant, answer_id)
+    assert stored is not None and stored.result.owner_contact == "team-search"
+    card = render_stored(stored, ephemeral=False, stale_after_days=365)
+    assert f"*{OWNER_LABEL}* (from the runbook's metadata, not its text): team-search" in str(
+        card.blocks
+    )
 
 
 @pytest.mark.slow

@@ -107,6 +107,18 @@ def test_an_alert_name_is_searched_as_its_runbook_writes_it() -> None:
     )
 
 
+def test_an_alert_name_pasted_with_a_typo_names_its_runbook_and_is_searched_respelled() -> None:
+    tenant = catalog()
+    question = "KubePodCrashLoopnig on payments-api-7d9f8c-xk2lp, what now"
+    assert tenant.alert_named_in(question) == "kubernetes/KubePodCrashLooping"
+    assert tenant.with_runbook_names(question) == (
+        "KubePodCrashLooping on payments-api-7d9f8c-xk2lp, what now"
+    )
+    assert tenant.alert_named_in("kube_job_faild on backup-cronjob") == "kubernetes/KubeJobFailed"
+    # A lower-case word is no alert-shaped name: its typo names nothing.
+    assert tenant.alert_named_in("kubejobfaild on backup-cronjob") is None
+
+
 def test_no_single_alert_is_named_by_two_alerts_or_by_an_ordinary_word() -> None:
     tenant = catalog()
     assert tenant.alert_named_in("KubePodCrashLooping and KubeJobFailed at once") is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.retrieval.runbook_names import RunbookNames, name_words, squash
+from rag.retrieval.runbook_names import RunbookNames, edit_distance, name_words, squash
 
 NAMES = RunbookNames.build(
     [
@@ -42,3 +42,31 @@ def test_other_names_and_short_names_name_nothing() -> None:
     assert NAMES.runbook_for("CephOSDNearFull") is None
     assert NAMES.runbook_for("MachineConfigDaemonRebootErr") is None
     assert NAMES.runbook_for("db") is None
+
+
+def test_a_long_alert_name_with_a_typo_names_the_one_runbook_it_misspells() -> None:
+    # A letter left out, one doubled, two neighbours swapped: one edit each.
+    for typo in ("KubePodCrashLoping", "KubePodCrashLoopingg", "KubePodCrahsLooping"):
+        assert NAMES.near(typo) == "kubernetes/KubePodCrashLooping"
+    # Two edits only in a name of 16 letters or more.
+    assert NAMES.near("MachineConfigDaemonRebootErr") == "mco/MachineConfigDaemonRebootError"
+    assert NAMES.near("NorthbondStaleAlrt") == "cluster-network-operator/NorthboundStaleAlert"
+    assert NAMES.near("KubPodCrshLoping") is None  # three edits
+
+
+def test_a_typo_names_nothing_when_two_runbooks_are_as_close_or_the_name_is_short() -> None:
+    names = RunbookNames.build(
+        [("KafkaBrokerDownEast", "kafka/east"), ("KafkaBrokerDownWest", "kafka/west")]
+    )
+    assert names.near("KafkaBrokerDownEst") is None  # one edit from each
+    assert names.near("KafkaBrokerDownWst") == "kafka/west"
+    assert RunbookNames.build([("Watchdog", "general/Watchdog")]).near("Watchdg") is None
+    assert NAMES.near("KubePodCrashLooping") is None  # exact: ``runbook_for`` names it
+
+
+def test_edit_distance_counts_a_swap_of_neighbours_as_one_and_stops_past_its_bound() -> None:
+    assert edit_distance("looping", "lopoing", within=1) == 1
+    assert edit_distance("looping", "loping", within=1) == 1
+    assert edit_distance("looping", "lopng", within=1) is None
+    assert edit_distance("looping", "lopng", within=2) == 2
+    assert edit_distance("abc", "abc", within=0) == 0

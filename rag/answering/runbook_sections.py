@@ -5,7 +5,8 @@ A heading path's first entry names the runbook (``rag.formats.heading_paths``), 
 top-level
 section is its second entry; text before the first heading is the "Overview". Chunks of one
 section overlap by a prose tail and split code blocks are fenced again per part: both are undone
-here, so a section reads as the runbook does, code blocks whole.
+here, so a section reads as the runbook does, code blocks whole. An indented code block is
+fenced (``rag.answering.indented_code``), so every card shows and marks it as code.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 
 from rag.answering.answers import AskResult
+from rag.answering.indented_code import fence_indented_code
 from rag.answering.runbook_view import RunbookSection, RunbookView
 from rag.retrieval.evidence import Evidence
 from rag.store.connection import Store
@@ -176,7 +178,7 @@ def _section(heading: str, chunks: Sequence[SectionChunk]) -> RunbookSection:
             path = chunk.heading_path
         else:
             text = _join(text, chunk.content, overlap=True)
-    return RunbookSection(heading, text.strip(), tuple(headings))
+    return RunbookSection(heading, fence_indented_code(text).strip(), tuple(headings))
 
 
 def _join(text: str, content: str, *, overlap: bool) -> str:

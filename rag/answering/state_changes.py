@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag.answering.indented_code import fence_indented_code
 from rag.answering.markers import find_markers, marker_numbers
 from rag.answering.state_change_patterns import STATE_CHANGES, StateChange
 
@@ -29,7 +30,8 @@ __all__ = [
 CHANGES_STATE = "⚠️ changes state"
 
 
-# Fenced code blocks and inline code spans, where answers quote commands.
+# Fenced code blocks and inline code spans, where answers quote commands (an indented code
+# block is read fenced).
 _CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$|`([^`\n]+)`", re.M | re.S)
 
 
@@ -42,10 +44,11 @@ def state_changes_in(command: str) -> tuple[str, ...]:
 
 
 def code_changes_state(text: str) -> tuple[str, ...]:
-    """What the code quoted in ``text`` (fenced blocks and inline spans) does that changes
-    state; prose around it is not read ("do not delete the pods by hand" is no command)."""
+    """What the code quoted in ``text`` (fenced and indented blocks, inline spans) does that
+    changes state; prose around it is not read ("do not delete the pods by hand" is no
+    command)."""
     kinds: dict[str, None] = {}
-    for match in _CODE.finditer(text):
+    for match in _CODE.finditer(fence_indented_code(text)):
         kinds.update(dict.fromkeys(state_changes_in(match.group(2) or match.group(3) or "")))
     return tuple(kinds)
 
@@ -65,7 +68,11 @@ _CLOSING_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\][.,;:!?)]*[ \t]*$")
 
 
 def answer_steps(answer: str) -> list[AnswerStep]:
-    """``answer`` cut into steps, in order; joining their texts with newlines gives it back."""
+    """``answer`` cut into steps, in order; joining their texts with newlines gives it back.
+
+    A paragraph that cites nothing and quotes no code (the "Who to contact: …" line an answer
+    to "who do I page" opens with) is a step of its own, ended by its blank line: no label of
+    the step after it belongs above it."""
     steps: list[AnswerStep] = []
     lines: list[str] = []
     fence: str | None = None
@@ -78,12 +85,20 @@ def answer_steps(answer: str) -> list[AnswerStep]:
             elif marker.startswith(fence):
                 fence = None
             continue
-        if fence is None and _CLOSING_MARKER.search(line):
+        if fence is None and (_CLOSING_MARKER.search(line) or _plain_paragraph(lines)):
             steps.append(_step("\n".join(lines)))
             lines = []
     if lines:
         steps.append(_step("\n".join(lines)))
     return steps
+
+
+def _plain_paragraph(lines: list[str]) -> bool:
+    """Whether ``lines`` are a paragraph ended by a blank line, without a marker or code."""
+    if lines[-1].strip() or not any(line.strip() for line in lines):
+        return False
+    text = "\n".join(lines)
+    return "`" not in text and "~~~" not in text and next(find_markers(text), None) is None
 
 
 def _step(text: str) -> AnswerStep:

@@ -100,7 +100,7 @@ class TenantCatalog:
 
         def respell(match: re.Match[str]) -> str:
             token = match.group(0)
-            return written if self._named(token) == document else token
+            return written if self._alert_document(token) == document else token
 
         return _WORD.sub(respell, question)
 
@@ -110,20 +110,29 @@ class TenantCatalog:
         (an acronym), or an alert typed in lower case as one word (``kubejobfailed``) where the
         runbook's own name is several words. A workload's or host's name is not an alert name,
         so the alert's runbook is the one that answers (issue 38: an OOM-kill alert beside a
-        worker's name answered from the worker's scaling runbook)."""
-        found: set[str] = set()
-        for token in _WORD.findall(question):
-            shaped = looks_like_alert_name(token)
-            if not shaped and not (token.isalpha() and token.islower()):
-                continue
-            if len(token) < _MIN_ALERT_LENGTH:
-                continue
-            document = self._named(token)
-            if document is None:
-                continue
-            if shaped or len(name_words(document.rsplit("/", 1)[-1])) >= 2:
-                found.add(document)
+        worker's name answered from the worker's scaling runbook). An alert-shaped name with a
+        typo (``KubePodCrashLoping``) names the one runbook it is closest to."""
+        found = {
+            document
+            for token in _WORD.findall(question)
+            if (document := self._alert_document(token)) is not None
+        }
         return found.pop() if len(found) == 1 else None
+
+    def _alert_document(self, token: str) -> str | None:
+        """The runbook ``token`` names as an alert: spelled any way, or a CamelCase or snake
+        name within a typo or two of one runbook's name (never an ordinary lower-case word)."""
+        shaped = looks_like_alert_name(token)
+        if not shaped and not (token.isalpha() and token.islower()):
+            return None
+        if len(token) < _MIN_ALERT_LENGTH:
+            return None
+        document = self._named(token)
+        if document is None:
+            return self.runbook_names.near(token) if shaped else None
+        if shaped or len(name_words(document.rsplit("/", 1)[-1])) >= 2:
+            return document
+        return None
 
     def runbook_named(self, name: str | None, runbook_url: str | None = None) -> str | None:
         """The runbook an alert points at: its ``runbook_url``, else its name in any spelling

@@ -5,8 +5,8 @@ duty-manager schedule, the vendor's support number), not for its mitigation step
 this, "who do I wake up for etcdInsufficientMembers" opened on a command block. The ranker
 opens the lead runbook on its section headed as escalation ("Escalation", "Contacts",
 "Rotation Schedule"), else on one whose text says whom to page or escalate to; when the
-runbook has neither, the answer names the runbook's owner as who to contact
-(``rag.service`` adds the line after verification). Pure, no I/O.
+runbook has neither, the answer opens on a line naming the runbook's owner as who to contact
+(``rag.service`` puts it first after verification: it is what was asked). Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -95,8 +95,8 @@ NO_CONTACT_LINE = (
 
 
 def contact_line(question: str, lead: Evidence) -> str | None:
-    """The line an answer to a who-do-I-page question ends with when the section it leads
-    with names no one: the runbook's owner, or plainly that the runbook names nobody."""
+    """The line an answer to a who-do-I-page question opens on when the section it quotes
+    first names no one: the runbook's owner, or plainly that the runbook names nobody."""
     if not asks_escalation(question):
         return None
     if is_escalation_section(lead, section_headings(lead)) or says_whom_to_escalate(lead):

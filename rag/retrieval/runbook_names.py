@@ -4,7 +4,9 @@ Runbook collections name their files after the alert (``KubePodCrashLooping.md``
 symptom in kebab-case (``gitaly-down.md``), or with a suffix (``NorthboundStaleAlert.md``);
 alerts arrive in CamelCase, snake_case or kebab-case, and some shorten a runbook's words to an
 acronym (``MCDRebootError`` for ``MachineConfigDaemonRebootError``). ``RunbookNames`` answers
-"which runbook is this?" for any of these, and only when exactly one runbook fits. Pure, no I/O.
+"which runbook is this?" for any of these, and only when exactly one runbook fits. ``near``
+forgives a typo ("KubePodCrashLoping"): one edit in a long name, two in a very long one, when
+one runbook is closer than any other. Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ _NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # An acronym stands for two to five words.
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
+# How many typos a name may carry, by its length (Damerau-Levenshtein: a swap of two neighbours
+# is one): none below 8 letters, where one edit turns a name into another word.
+_TYPOS = ((16, 2), (8, 1))
 
 
 def squash(name: str) -> str:
@@ -63,6 +68,24 @@ class RunbookNames:
         found = next((self.squashed[s] for s in spellings if s in self.squashed), None)
         return found if found is not None else self._by_acronym(name_words(name))
 
+    def near(self, name: str) -> str | None:
+        """The one runbook whose name ``name`` misspells within its typo allowance, when no
+        other runbook's name is as close; None for an exact name (``runbook_for`` finds it)."""
+        key = squash(name)
+        allowed = next((typos for length, typos in _TYPOS if len(key) >= length), 0)
+        best, found = allowed + 1, set[str]()
+        for other, document_id in self.squashed.items():
+            if abs(len(other) - len(key)) > min(best, allowed):
+                continue
+            distance = edit_distance(key, other, within=min(best, allowed))
+            if distance is None or distance == 0:
+                continue
+            if distance < best:
+                best, found = distance, {document_id}
+            elif distance == best:
+                found.add(document_id)
+        return next(iter(found)) if len(found) == 1 else None
+
     def _by_acronym(self, words: tuple[str, ...]) -> str | None:
         if len(words) < 2:
             return None
@@ -91,3 +114,27 @@ def _spells(short: tuple[str, ...], long: tuple[str, ...], *, expanded: bool) ->
         )
         and _spells(rest, long[size:], expanded=True)
     )
+
+
+def edit_distance(a: str, b: str, *, within: int) -> int | None:
+    """The Damerau-Levenshtein distance of ``a`` and ``b`` (optimal string alignment: an
+    insertion, deletion, substitution or swap of neighbours is one edit), or None when it is
+    more than ``within``. Only the band of cells within ``within`` of the diagonal is filled,
+    and a row past the bound ends the search: a tenant's names are compared one by one."""
+    if abs(len(a) - len(b)) > within:
+        return None
+    far = within + 1
+    previous: list[int] = []
+    row = [j if j <= within else far for j in range(len(b) + 1)]
+    for i in range(1, len(a) + 1):
+        before, previous = previous, row
+        row = [i if i <= within else far] + [far] * len(b)
+        for j in range(max(1, i - within), min(len(b), i + within) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            best = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                best = min(best, before[j - 2] + 1)
+            row[j] = min(best, far)
+        if min(row) > within:
+            return None
+    return row[len(b)] if row[len(b)] <= within else None

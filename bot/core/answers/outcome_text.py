@@ -1,4 +1,5 @@
-"""What every surface says when a question got no answer: one wording per reason or error code.
+"""What every surface says when a question got no answer: one wording per reason or error code;
+and how an answer labels the runbook owner it names as who to contact.
 
 Fixed text per code on purpose: exception text can carry provider bodies, paths or internals,
 and a responder should read the same sentence in Slack and in Teams.
@@ -42,3 +43,8 @@ ERROR_MESSAGES = {
     "configuration_invalid": "runbook-bot is misconfigured; an admin needs to check its settings.",
 }
 UNKNOWN_ERROR = "Something went wrong while answering."
+
+# The owner field of a who-do-I-page answer whose runbook names no one: whose name it is, and
+# that it comes from the runbook's metadata (front matter, CODEOWNERS, the Confluence author).
+OWNER_LABEL = "Runbook owner"
+OWNER_NOTE = "from the runbook's metadata, not its text"

@@ -2,7 +2,8 @@
 
 Stored: status, answer text, scores and the ids of the evidence chunks, and each citation as its
 chunk id plus the position of its verified quote (and whether the quote was reflowed, so it
-reads back as first shown). Runbook text is not stored: a redraw re-reads
+reads back as first shown), and the runbook owner a who-do-I-page answer names (absent from
+rows written before it was kept: read as None). Runbook text is not stored: a redraw re-reads
 the chunks under the tenant's row-level security (``rag.load_chunks``), so a runbook updated or
 pruned since the answer says so on the card, and a deleted one is no longer shown.
 """
@@ -48,6 +49,7 @@ def result_to_json(result: AskResult) -> dict[str, Any]:
         "service": result.service,
         "fallback_reason": result.fallback_reason,
         "answer_id": result.answer_id,
+        "owner_contact": result.owner_contact,
     }
 
 
@@ -88,6 +90,7 @@ def result_from_json(data: dict[str, Any], chunks: Mapping[int, CitedChunk]) -> 
         service=data["service"],
         fallback_reason=data["fallback_reason"],
         answer_id=data["answer_id"],
+        owner_contact=data.get("owner_contact"),
     )
     return Redrawn(result, tuple(SourceChange(n, c) for n, c in sorted(changes.items())))
 

@@ -17,6 +17,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.core.answers.citations import Source, group_citations, labelled_steps
+from bot.core.answers.outcome_text import OWNER_LABEL, OWNER_NOTE
 from bot.slack.blocks.card import TEXT_BUDGET, Card, build_card, button, interaction_id, text_units
 from bot.slack.blocks.runbook import other_runbooks, runbook_blocks
 from bot.slack.blocks.sources import (
@@ -46,6 +47,9 @@ RUNBOOK_SECTION_FLOOR = 300
 # The panel's own lines around the quoted section: heading, note, section buttons.
 _PANEL_OVERHEAD = 800
 
+# An owner is a team or a person: a longer value is no name to page.
+OWNER_MAX = 80
+
 PROVIDER_NOTES = {
     "claude": "AI-generated, check the sources",
     "extractive": "Quoted verbatim from runbooks",
@@ -67,7 +71,7 @@ def render_answer(
     shown = sources[:MAX_SOURCES]
     answer_id = interaction_id(result)
     hidden = len(sources) - len(shown)
-    answer = _answer_sections(result.answer)
+    answer = _answer_sections(result.answer) + owner_field(result)
     listed = other_runbooks(result) + _source_sections(shown, hidden, stale_after_days)
     tail: list[Block] = []
     if shown and answer_id:
@@ -121,6 +125,16 @@ def _answer_sections(answer: str) -> list[Block]:
         note = "Answer shortened to fit in Slack; open the sources below for the full runbooks."
         blocks.append(ContextBlock(elements=[mrkdwn(note)]))
     return blocks
+
+
+def owner_field(result: AskResult) -> list[Block]:
+    """The runbook's owner as who to contact, when the answer to "who do I page" found no one
+    named in the runbook: labelled as the owner (front matter, CODEOWNERS, the Confluence
+    author), so it never reads as a runbook's words."""
+    owner = clip(escape_mrkdwn(one_line(result.owner_contact)), OWNER_MAX)
+    if not owner:
+        return []
+    return [SectionBlock(text=mrkdwn(f"*{OWNER_LABEL}* ({OWNER_NOTE}): {owner}"))]
 
 
 def _source_sections(shown: Sequence[Source], hidden: int, stale_after_days: int) -> list[Block]:

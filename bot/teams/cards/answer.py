@@ -4,6 +4,7 @@ feedback buttons and a footer, shrunk step by step until the activity fits Teams
 from __future__ import annotations
 
 from bot.core.answers.citations import Source, group_citations, labelled_steps
+from bot.core.answers.outcome_text import OWNER_LABEL, OWNER_NOTE
 from bot.teams.cards.elements import (
     Json,
     adaptive_card,
@@ -11,6 +12,7 @@ from bot.teams.cards.elements import (
     execute,
     fits,
     neutral,
+    one_line,
     rich_text,
     run,
     text_block,
@@ -36,6 +38,8 @@ _SIZES = (
     (1500, 150, 1000),
     (800, 80, 500),
 )
+# An owner is a team or a person: a longer value is no name to page.
+OWNER_MAX = 80
 PROVIDER_NOTES = {
     "claude": "AI-generated, check the sources",
     "extractive": "Quoted verbatim from runbooks",
@@ -108,7 +112,8 @@ def _card(
     panel: list[Json],
 ) -> Json:
     shown = sources[:MAX_SOURCES]
-    body = _answer_text(result.answer, answer_max) + panel + other_runbooks(result)
+    body = _answer_text(result.answer, answer_max) + owner_field(result)
+    body += panel + other_runbooks(result)
     if shown:
         body.append(text_block("**Sources**", spacing="Medium"))
         body += [source_line(source.evidence, source.n) for source in shown]
@@ -130,6 +135,17 @@ def _card(
     body += ack
     body.append(scope_footer(result, PROVIDER_NOTES.get(result.provider)))
     return adaptive_card(body, actions)
+
+
+def owner_field(result: AskResult) -> list[Json]:
+    """The runbook's owner as who to contact, when the answer to "who do I page" found no one
+    named in the runbook: labelled as the owner (front matter, CODEOWNERS, the Confluence
+    author), so it never reads as a runbook's words; the name itself verbatim in a run."""
+    owner = clip(one_line(result.owner_contact), OWNER_MAX)
+    if not owner:
+        return []
+    label = run(OWNER_LABEL, weight="Bolder")
+    return [rich_text(label, run(f" ({OWNER_NOTE}): ", isSubtle=True), run(owner))]
 
 
 def _answer_text(answer: str, limit: int) -> list[Json]:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from rag.answering.indented_code import code_fence, indented_body, indented_code_spans
+
 PassageKind = Literal["prose", "item", "row", "code"]
 
 _FENCE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^`\n]*)")
@@ -42,8 +44,11 @@ class CodeBlock:
     @property
     def quote(self) -> str:
         """The shortest verbatim run that names the block: its body, or with a short body
-        (``uptime``) the opening fence too, so the quote has enough words to verify."""
-        return self.body if len(self.body.split()) >= 4 else f"{self.opening}\n{self.body}"
+        (``uptime``) the opening fence too, so the quote has enough words to verify (an
+        indented block has no fence line: its body alone)."""
+        if len(self.body.split()) >= 4 or not self.opening:
+            return self.body
+        return f"{self.opening}\n{self.body}"
 
 
 @dataclass(frozen=True)
@@ -167,12 +172,18 @@ def _blank_hidden(lines: list[str]) -> list[str]:
 
 def _blocks(lines: list[str]) -> list[_Block]:
     blocks: list[_Block] = []
+    indented = dict(indented_code_spans("\n".join(lines)))
     index = 0
     while index < len(lines):
         line = lines[index]
         if (fence := _FENCE.fullmatch(line)) is not None:
             code, index = _read_code(lines, index, fence)
             blocks.append(code)
+            continue
+        if (end := indented.get(index)) is not None:
+            body = indented_body(lines[index:end])
+            blocks.append(CodeBlock(code_fence(body), "", body))
+            index = end
             continue
         index += 1
         last = blocks[-1] if blocks else None
