@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,25 +69,14 @@ async def open_store(settings: Settings) -> AsyncIterator[Store]:
 
 @asynccontextmanager
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """The store, the embedding model and the service over them.
-
-    The model loads in its thread while the store connects and checks its migrations: loading
-    it is most of a ``runbook ask``'s wait, and its ONNX session set-up releases the GIL.
-    """
-    async with AsyncExitStack() as stack:
-        loading = asyncio.create_task(FastEmbedder.load(settings))
-        stack.push_async_callback(_close_when_loaded, loading)
-        store = await stack.enter_async_context(open_store(settings))
+    async with open_store(settings) as store:
+        embedder = await FastEmbedder.load(settings)
         answerer = build_answerer(settings)
-        stack.push_async_callback(answerer.aclose)
-        embedder = await loading
-        service = RagService(store=store, embedder=embedder, answerer=answerer, settings=settings)
-        yield Runtime(settings, store, embedder, service)
-
-
-async def _close_when_loaded(loading: asyncio.Task[FastEmbedder]) -> None:
-    """Close the embedder once its load ends, also when the store failed first: the loading
-    thread cannot be stopped, and the embedder's executor must not outlive the runtime."""
-    await asyncio.wait([loading])
-    if not loading.cancelled() and loading.exception() is None:
-        loading.result().close()
+        try:
+            service = RagService(
+                store=store, embedder=embedder, answerer=answerer, settings=settings
+            )
+            yield Runtime(settings, store, embedder, service)
+        finally:
+            await answerer.aclose()
+            embedder.close()
