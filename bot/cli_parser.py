@@ -56,8 +56,6 @@ def add_bot_commands(commands: Any) -> None:
 
 
 _SINCE = re.compile(r"^(\d{1,4})([hdw])$")
-
-
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 
 
