@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.quiet import QuietRules
-from rag import Settings
+
+if TYPE_CHECKING:
+    from rag import Settings
 
 
 def add_bench_command(commands: Any) -> None:

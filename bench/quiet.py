@@ -16,9 +16,12 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rag import ConfigurationError, Store
+from rag import ConfigurationError
+
+if TYPE_CHECKING:
+    from rag import Store
 
 PROC = Path("/proc")
 _POLL_SECONDS = 5.0

@@ -6,24 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from bot.core.admin.audit import describe_change, recent_changes
 from rag import Settings, delete_tenant, open_store, require_tenant
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def add_admin_commands(commands: Any) -> None:
-    audit = commands.add_parser("audit", help="a tenant's settings changes: who, what, when")
-    audit.add_argument("--tenant", required=True)
-    audit.add_argument("--limit", type=int, default=None, help="only the newest N changes")
-    audit.add_argument("--json", action="store_true", help="print one JSON object")
-    tenant = commands.add_parser("tenant", help="delete a tenant and all it owns")
-    actions = tenant.add_subparsers(dest="action", required=True)
-    delete = actions.add_parser("delete", help="delete at once: runbooks, sources, settings")
-    delete.add_argument("tenant")
-    delete.add_argument("--yes", action="store_true", help="confirm; nothing is deleted without")
 
 
 async def audit_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -56,6 +43,3 @@ async def tenant_command(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_FAILED
     print(f"tenant {args.tenant} deleted")
     return EXIT_OK
-
-
-HANDLERS = {"audit": audit_command, "tenant": tenant_command}

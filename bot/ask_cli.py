@@ -13,7 +13,6 @@ import argparse
 import json
 import sys
 from dataclasses import replace
-from typing import Any
 from urllib.parse import quote
 
 from bot.core.answers.facts import record_answer_facts
@@ -36,17 +35,6 @@ EXIT_OK, EXIT_FAILED = 0, 1
 CLI_PLACEMENT = Placement(
     entry="cli", team_id="", enterprise_id="", channel_id=None, thread_ts=None, ephemeral=False
 )
-
-
-def add_ask_options(commands: Any) -> None:
-    ask = commands.choices["ask"]
-    ask.add_argument("--blocks", action="store_true", help="print the Slack card's Block Kit JSON")
-    ask.add_argument(
-        "--no-record",
-        action="store_true",
-        help="do not record this ask (by default it is kept like a chat answer, so "
-        "`runbook gaps` counts it)",
-    )
 
 
 async def ask_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,6 +1,6 @@
 """The owners' loop commands: ``owner map|default|list``, ``gaps``, ``digest``, ``retention purge``.
 
-Added to the ``runbook`` parser by ``bot.cli``; each handler reads settings once and opens the
+Options in ``bot.cli_parser``; each handler reads settings once and opens the
 store itself.
 """
 
@@ -9,11 +9,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bot.core.gaps.report import GapReport, gap_report
 from bot.core.owners.runbook_owners import list_owner_targets, map_owner, set_default_owner
@@ -27,54 +25,6 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SLACK_TIMEOUT_S = 10
-_SINCE = re.compile(r"^(\d{1,4})([hdw])$")
-_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_since(text: str) -> timedelta:
-    """``7d``, ``48h``, ``2w`` → a timedelta (an argparse ``type``)."""
-    match = _SINCE.match(text.strip())
-    if match is None or int(match.group(1)) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a period like 7d, 48h or 2w")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-
-
-def add_owner_commands(commands: Any) -> None:
-    owner = commands.add_parser("owner", help="route 👎 feedback to runbook owners")
-    actions = owner.add_subparsers(dest="action", required=True)
-    targets = (
-        "Slack: U… user, S… user group, C… channel or #channel; Teams: 19:…@thread.tacv2 "
-        "channel (one target per surface; a vote goes to its own surface's)"
-    )
-    mapping = actions.add_parser("map", help="frontmatter owner NAME → chat TARGET")
-    mapping.add_argument("tenant")
-    mapping.add_argument("name")
-    mapping.add_argument("target", help=targets)
-    fallback = actions.add_parser("default", help="where feedback goes without an owner")
-    fallback.add_argument("tenant")
-    fallback.add_argument("target", help=targets)
-    listing = actions.add_parser("list")
-    listing.add_argument("tenant")
-
-    gaps = commands.add_parser("gaps", help="unanswered topics, 👎 runbooks, stale runbooks")
-    gaps.add_argument("--tenant", required=True)
-    gaps.add_argument("--since", type=parse_since, default=timedelta(days=7))
-    gaps.add_argument("--json", action="store_true", help="print one JSON object")
-    gaps.add_argument("--html", type=Path, help="also write a self-contained HTML page")
-    gaps.add_argument("--owner", help="only this owner's rows (owner name or Slack target)")
-    gaps.add_argument("--draft", metavar="GAP_ID", help="print a runbook skeleton for one gap")
-
-    digest = commands.add_parser(
-        "digest", help="send each owner their gaps and runbooks (or one post to --channel)"
-    )
-    digest.add_argument("--tenant", required=True)
-    digest.add_argument("--channel", help="post the whole tenant's digest here instead")
-    digest.add_argument("--since", type=parse_since, default=timedelta(days=7))
-
-    retention = commands.add_parser("retention", help="text retention")
-    retention_actions = retention.add_subparsers(dest="action", required=True)
-    purge = retention_actions.add_parser("purge", help="remove text past RUNBOOK_RETAIN_TEXT_DAYS")
-    purge.add_argument("--json", action="store_true")
 
 
 async def owner_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -179,14 +129,6 @@ async def retention_command(args: argparse.Namespace, settings: Settings) -> int
         counts = ", ".join(f"{name} {count}" for name, count in purged.counts.items())
         print(f"purged text older than {settings.retain_text_days} days: {counts}")
     return EXIT_OK
-
-
-HANDLERS = {
-    "owner": owner_command,
-    "gaps": gaps_command,
-    "digest": digest_command,
-    "retention": retention_command,
-}
 
 
 async def _report(

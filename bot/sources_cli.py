@@ -43,43 +43,6 @@ EXIT_OK, EXIT_FAILED = 0, 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
-def add_source_commands(commands: Any) -> None:
-    source = commands.add_parser("source", help="sync a tenant's runbooks from git or Confluence")
-    actions = source.add_subparsers(dest="action", required=True)
-    add = actions.add_parser("add", help="add a git repository or a Confluence space")
-    add.add_argument("tenant")
-    add.add_argument("kind", choices=("git", "confluence"))
-    add.add_argument("url", help="git: clone URL; confluence: the base URL users see")
-    add.add_argument("--branch", help="git: the branch to sync (default: the remote's HEAD)")
-    add.add_argument("--path", help="git: only this folder of the repository")
-    add.add_argument("--token-env", help="git: https token | confluence: API token (with --email)")
-    add.add_argument("--ssh-key-file", type=Path, help="git: a deploy key for ssh URLs")
-    add.add_argument(
-        "--forge",
-        choices=("github", "gitlab"),
-        help="git: where drafted runbooks go as pull/merge requests (default: from the host)",
-    )
-    add.add_argument("--api-url", help="git: the forge's API base, e.g. https://HOST/api/v3")
-    add.add_argument("--space", help="confluence: the space key")
-    add.add_argument("--label", help="confluence: only pages with this label")
-    add.add_argument("--email", help="confluence Cloud: the account of the API token")
-    add.add_argument("--pat-env", help="confluence Data Center: a personal access token")
-    add.add_argument("--name", help="unique within the tenant (default: from the URL or space)")
-    add.add_argument("--json", action="store_true", help="print one JSON object")
-    listing = actions.add_parser("list", help="sources with their last sync")
-    listing.add_argument("--tenant")
-    listing.add_argument("--json", action="store_true", help="print one JSON object")
-    sync = actions.add_parser("sync", help="sync sources now (exit 0 only if all synced)")
-    sync.add_argument("--tenant")
-    sync.add_argument("--name")
-    sync.add_argument("--force", action="store_true", help="retire even most of a tenant")
-    sync.add_argument("--json", action="store_true", help="print one JSON object")
-    remove = actions.add_parser("remove", help="forget a source")
-    remove.add_argument("tenant")
-    remove.add_argument("name")
-    remove.add_argument("--prune", action="store_true", help="also retire its documents")
-
-
 async def source_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.action == "add":
         return await _add(args, settings)

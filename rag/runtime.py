@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rag.answering.answerers import build_answerer
 from rag.embedding.embedder import FastEmbedder
-from rag.ingest.pipeline import IngestLimits, IngestReport, ingest_path
+from rag.ingest.report import IngestLimits, IngestReport
 from rag.progress import ProgressBar
 from rag.service import RagService
 from rag.settings import Settings
@@ -31,6 +31,9 @@ class Runtime:
         self, path: Path, *, tenant: str | None, prune: bool, progress: bool, force: bool = False
     ) -> IngestReport:
         """Ingest ``path``; with ``progress``, show chunks embedded on stderr (``ProgressBar``)."""
+        # The pipeline, with every runbook format's parser, loads for an ingest, not for an ask.
+        from rag.ingest.pipeline import ingest_path
+
         with ProgressBar("ingesting") as bar:
             return await ingest_path(
                 self.store,

@@ -6,7 +6,7 @@ import textwrap
 
 from rag.answering.answers import AskResult, Citation
 from rag.answering.state_changes import CHANGES_STATE, answer_steps
-from rag.ingest.pipeline import IngestReport
+from rag.ingest.report import IngestReport
 from rag.retrieval.evidence import Evidence
 from rag.store.partitions import RebalanceReport
 

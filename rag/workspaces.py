@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from psycopg.rows import class_row
 
 from rag.errors import ConfigurationError, UnknownTenantError
-from rag.ingest.files import validate_tenant
+from rag.ingest.tenant_ids import validate_tenant
 from rag.store.connection import Store
 
 

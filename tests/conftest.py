@@ -195,6 +195,7 @@ SLOW_MODULES = {
     "test_slack_cli": "runbook commands as subprocesses",
     "test_gaps_slack": "the gap digest through the Slack app",
     "test_channel_cli": "runbook channel commands as subprocesses",
+    "test_cli_startup": "runbook --help of every command in a fresh interpreter",
     "test_jobs": "the queue under concurrency and leases",
     "test_cli_asks": "runbook ask as a subprocess",
     "test_gaps": "runbook gaps and digest as subprocesses",

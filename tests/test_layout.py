@@ -33,6 +33,7 @@ RAG_RANKS = {
     "rag.runtime": 9,
     "rag.evaluation": 10,
     "rag.cli": 11,
+    "rag.commands": 11,
     "rag.demo": 11,
     "rag.textout": 11,
     "rag.eval_public": 11,

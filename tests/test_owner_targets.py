@@ -7,13 +7,13 @@ from datetime import timedelta
 
 import pytest
 
+from bot.cli_parser import parse_since
 from bot.core.owners.runbook_owners import (
     list_owner_targets,
     map_owner,
     set_default_owner,
     target_kind,
 )
-from bot.owners_cli import parse_since
 from rag import ConfigurationError, Store, add_workspace
 
 

@@ -1,21 +1,58 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import types
 from pathlib import Path
+
+import pytest
 
 import rag
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _type_checking_imports() -> dict[str, str]:
+    """Each name ``rag/__init__.py`` imports under ``if typing.TYPE_CHECKING:`` → its module."""
+    tree = ast.parse((REPO / "rag" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "typing.TYPE_CHECKING"
+    )
+    return {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
 def test_every_public_name_of_rag_is_in_all_and_exists() -> None:
     public = {
         name
-        for name, value in vars(rag).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(rag)
+        if not name.startswith("_") and not isinstance(getattr(rag, name), types.ModuleType)
     }
     assert public == set(rag.__all__)
+
+
+def test_rag_resolves_each_public_name_from_the_module_type_checkers_see() -> None:
+    # mypy and the import-cycle check in tests/test_layout.py read the TYPE_CHECKING imports;
+    # the names resolved at run time must come from exactly those modules.
+    imported = _type_checking_imports()
+    assert set(imported) == set(rag.__all__)
+    wrong = [
+        name
+        for name, module in imported.items()
+        if getattr(rag, name) is not getattr(importlib.import_module(module), name)
+    ]
+    assert wrong == []
+
+
+def test_an_unknown_name_of_rag_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        rag.no_such_name  # type: ignore[attr-defined]  # noqa: B018
 
 
 def _imports_past_the_public_api_of_rag(folder: Path) -> list[str]:

@@ -1,18 +1,13 @@
 """``runbook teams …``: the AAD tenant allow-list, channel scopes, and the app package; and
-``runbook ask --teams-card`` (printed by ``bot.ask_cli``). Registered by ``bot.cli``."""
+``runbook ask --teams-card`` (printed by ``bot.ask_cli``). Options in ``bot.cli_parser``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
-from bot.teams.incident.channel_cli import (
-    add_channel_switch_commands,
-    is_teams_channel_switch,
-    teams_channel_switch_command,
-)
+from bot.cli_parser import is_teams_channel_switch
+from bot.teams.incident.channel_cli import teams_channel_switch_command
 from bot.teams.tenancy import (
     add_teams_tenant,
     list_teams_tenants,
@@ -22,39 +17,6 @@ from bot.teams.tenancy import (
 from rag import Settings, open_store
 
 EXIT_OK, EXIT_FAILED = 0, 1
-
-
-def add_teams_commands(commands: Any) -> None:
-    teams = commands.add_parser("teams", help="Microsoft Teams: tenants, channels, app package")
-    sub = teams.add_subparsers(dest="teams_command", required=True)
-
-    tenant = sub.add_parser("tenant", help="allow a Teams organisation (AAD tenant)")
-    tenant_sub = tenant.add_subparsers(dest="action", required=True)
-    add = tenant_sub.add_parser("add", help="map an AAD tenant to a tenant")
-    add.add_argument("aad_tenant_id")
-    add.add_argument("tenant")
-    tenant_sub.add_parser("list")
-    remove = tenant_sub.add_parser("remove")
-    remove.add_argument("aad_tenant_id")
-
-    channel = sub.add_parser(
-        "channel", help="a Teams channel: its service, alert answers and thread follow-ups"
-    )
-    channel_sub = channel.add_subparsers(dest="action", required=True)
-    channel_map = channel_sub.add_parser("map")
-    channel_map.add_argument("aad_tenant_id")
-    channel_map.add_argument("channel_id", help="e.g. 19:abc…@thread.tacv2")
-    channel_map.add_argument("service")
-    add_channel_switch_commands(channel_sub)
-
-    package = sub.add_parser("package", help="write the Teams app package (zip)")
-    package.add_argument("--app-id", required=True, help="the Azure bot's Microsoft App ID")
-    package.add_argument("--host", required=True, help="public host serving /api/messages")
-    package.add_argument("--out", type=Path, default=Path("runbook-bot-teams.zip"))
-
-    commands.choices["ask"].add_argument(
-        "--teams-card", action="store_true", help="print the Teams card's Adaptive Card JSON"
-    )
 
 
 async def teams_command(args: argparse.Namespace, settings: Settings) -> int:

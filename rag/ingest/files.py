@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +18,7 @@ from rag.errors import (
 )
 from rag.formats import parse_document, runbook_suffix
 from rag.formats.runbook import ParsedRunbook
-
-TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+from rag.ingest.tenant_ids import validate_tenant
 
 
 @dataclass(frozen=True)
@@ -38,15 +36,6 @@ class SourceFile:
     document_id: str
     sha256: str
     runbook: ParsedRunbook
-
-
-def validate_tenant(tenant: str) -> str:
-    if not TENANT_PATTERN.fullmatch(tenant):
-        raise ConfigurationError(
-            f"tenant id {tenant!r} must be 1-63 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return tenant
 
 
 SYMLINK_REASON = "symbolic link (not followed)"

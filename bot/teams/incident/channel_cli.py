@@ -1,7 +1,7 @@
 """``runbook teams channel alerts|follow-ups AAD_TENANT_ID CHANNEL_ID on|off [--json]`` and
 ``runbook teams channel list AAD_TENANT_ID [--json]``: a Teams channel's unprompted answers,
 both off until switched on (the same switches ``runbook channel alerts|follow-ups`` sets for
-Slack). Registered by ``bot.teams.cli``."""
+Slack). Run by ``bot.teams.cli``; options in ``bot.cli_parser``."""
 
 from __future__ import annotations
 
@@ -10,36 +10,13 @@ import json
 import sys
 from typing import Any
 
-from bot.channel_cli import SWITCHES
+from bot.cli_parser import SWITCHES
 from bot.core.alerts.channel_settings import ChannelSwitches
 from bot.teams.graph.subscriptions import subscription_row
 from bot.teams.incident.channels import list_teams_channels, set_teams_channel_switch
 from rag import Settings, Store, open_store
 
 EXIT_OK = 0
-
-
-def add_channel_switch_commands(channel_sub: Any) -> None:
-    """``alerts``, ``follow-ups`` and ``list`` beside ``teams channel map``."""
-    for name, (_, help_text) in SWITCHES.items():
-        parser = channel_sub.add_parser(name, help=help_text)
-        parser.add_argument("aad_tenant_id")
-        parser.add_argument("channel_id", help="e.g. 19:abc…@thread.tacv2")
-        parser.add_argument("state", choices=["on", "off"])
-        parser.add_argument("--json", action="store_true", help="print the channel as JSON")
-        if name == "alerts":
-            parser.add_argument(
-                "--team",
-                help="the team's AAD group id (groupId= of the channel's link): with "
-                "TEAMS_GRAPH_ALERTS, alert posts by apps also come through Microsoft Graph",
-            )
-    listing = channel_sub.add_parser("list", help="channels with alerts or follow-ups set")
-    listing.add_argument("aad_tenant_id")
-    listing.add_argument("--json", action="store_true", help="one JSON object per line")
-
-
-def is_teams_channel_switch(args: argparse.Namespace) -> bool:
-    return args.teams_command == "channel" and (args.action in SWITCHES or args.action == "list")
 
 
 async def teams_channel_switch_command(args: argparse.Namespace, settings: Settings) -> int:
