@@ -77,8 +77,8 @@ if typing.TYPE_CHECKING:
     from rag.service import CANDIDATES_PER_RETRIEVER, RagService
     from rag.settings import DEFAULT_EMBEDDING_MODEL, Settings
     from rag.sources.access import ALLOW_FILE_SETTING, ALLOW_PRIVATE_SETTING, SourceAccess
-    from rag.sources.connector import address_refusal_in, guarded_session
     from rag.sources.confluence.source import ConfluenceReader, confluence_reader
+    from rag.sources.connector import address_refusal_in, guarded_session
     from rag.sources.git.cli import GitCredential, remote_default_branch, remote_has_branch
     from rag.sources.git.paths import remote_has_folder
     from rag.sources.git.source import GitReader, GitSourceSettings
