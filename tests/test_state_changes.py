@@ -23,6 +23,14 @@ CHANGING = [
     ),
     # gitlab-com-runbooks/docs/patroni/postgres-data-corruption.md
     ("DROP INDEX CONCURRENTLY index_on_users_lower_email", "drops"),
+    # gitlab-com-runbooks/docs/monitoring/prometheus-pod-crashlooping.md: a shell opened in the
+    # pod, its commands after the prompts zsh ("~ ") and busybox ("/prometheus $ ") print
+    (
+        " ~ kubectl -n monitoring exec -it prometheus-0 -c thanos-sidecar -- sh\n"
+        "/ $ cd /prometheus/\n/prometheus $ rm -rf wal/",
+        "deletes",
+    ),
+    ("[root@db-1 ~]# systemctl stop patroni", "stops"),
     # gitlab-com-runbooks/docs/uncategorized/workers-high-load.md
     (
         "knife ssh 'role:<cluster-role>' \"for p in \\$(ps -U git -o pid,cmd | grep <object-id> "
@@ -117,6 +125,8 @@ READ_ONLY = [
     "kafka-consumer-groups.sh --bootstrap-server localhost:9092 --group g --reset-offsets "
     "--to-earliest --topic orders",
     "ps -ef | grep umount",
+    # a tool's own prompt is not a shell's: gitlab-com-runbooks/docs/uncategorized/yubikey.md
+    "> gpg --card-edit\ngpg/card> admin\ngpg/card> passwd",
     # corpus/acme/payments/gateway-5xx.md
     "kubectl -n payments get pods -l app=payments-gateway -o wide",
     # corpus/acme/kubernetes/node-disk-pressure.md

@@ -28,8 +28,9 @@ SHELL_INFO = frozenset(
     "postgres mysql".split()
 )
 UNLABELLED_INFO = frozenset({"", "text", "plaintext", "plain", "none"})
-# A prompt before a command: "$ kubectl …", "# systemctl …", "gitlab=# SELECT …".
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@:~/.-]*[$#>]|[\w-]+=[#>])\s+")
+# A prompt before a command: "$ kubectl …", "# systemctl …", "gitlab=# SELECT …", and zsh's
+# bare "~ kubectl …" (the home directory as the whole prompt).
+_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@:~/.-]*[$#>]|[\w-]+=[#>]|~)\s+")
 _SQL = re.compile(
     r"^\s*(?:SELECT|UPDATE|DELETE|INSERT|ALTER|DROP|TRUNCATE|CREATE|VACUUM|ANALYZE|REINDEX|"
     r"GRANT|REVOKE|CLUSTER|SET|SHOW|EXPLAIN|WITH|BEGIN|COMMIT|CALL)\b",

@@ -40,11 +40,13 @@ _ARGS = r"[^\n;&|]*?\s"
 # not a resource whose name holds the verb).
 _VERB = r"(?:\s+(?:-{1,2}[\w-]+(?:[= ](?!-)\S+)?|[\w.:/<>${}@*-]+)){0,5}?\s+"
 _KUBE = r"\b(?:kubectl|oc)\b"
-# Where a command starts: a line's start (after a prompt), a shell separator or quote, or a
-# word that runs the next one (`sudo`, `xargs -rn1`, `--`), not an argument (`grep umount`).
+# Where a command starts: a line's start (after a shell prompt: "$ ", "/prometheus $ ",
+# "[root@db ~]# ", "user@host:~$ ", a bare "> " or zsh's "~ "; not a tool's own prompt such as
+# "gpg/card> "), a shell separator or quote, or a word that runs the next one (`sudo`,
+# `xargs -rn1`, `--`), not an argument (`grep umount`).
 _AT_COMMAND = (
-    r"(?:^[ \t]*(?:[$#>]\s+)?|[;&|(`'\"]\s*|\b(?:sudo|exec|xargs|ionice)(?:\s+-\w+(?:\s+\d+)?)*"
-    r"\s+|--\s+|\bdo\s+)"
+    r"(?:^[ \t]*(?:(?:\[[^\]\n]*\]|[\w@:~/.()-]*)\s?[$#]\s+|[>~]\s+)?|[;&|(`'\"]\s*|"
+    r"\b(?:sudo|exec|xargs|ionice)(?:\s+-\w+(?:\s+\d+)?)*\s+|--\s+|\bdo\s+)"
 )
 # Anything up to a shell separator, across backslash-continued lines.
 _SPAN = r"(?:[^\n;&|]|\\\n)*?"
