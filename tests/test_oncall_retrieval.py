@@ -17,7 +17,7 @@ from rag.retrieval.escalation import (
     owner_to_contact,
 )
 from rag.retrieval.evidence import Evidence
-from rag.retrieval.rank import ScopeHints
+from rag.retrieval.rank import ScopeHints, question_intents
 from rag.retrieval.ranker import document_first, fuse
 from rag.retrieval.retrieve import Candidates
 from rag.retrieval.runbook_names import RunbookNames
@@ -334,3 +334,11 @@ def test_another_runbooks_contacts_lead_only_when_they_are_about_the_question() 
     on_topic = [found[0], replace(found[1], matched_terms=("page", "search"))]
     ranked = fuse(on_topic, ScopeHints(), question, term_df={}, tenant_chunks=9)
     assert ranked[0].document_id == ledger
+
+
+def test_an_alert_firing_on_a_host_asks_what_to_do_not_what_the_alert_means() -> None:
+    # Test row pc09 read aloud: "firing on <host>" says where it fired; the answer opened on
+    # Meaning when the on-call asked what to do.
+    assert question_intents("etcdNoLeader firing on etcd what do i do") == {"mitigation"}
+    assert "meaning" in question_intents("what does KubeHpaMaxedOut fire on")
+    assert "meaning" in question_intents("when does KubeHpaMaxedOut fire, what is the threshold")

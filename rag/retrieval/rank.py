@@ -129,7 +129,8 @@ _INTENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"(?:how (?:many|much|big|large|high|long)|max(?:imum)?|most)\b[^.?!]{0,60}\ballowed|"
             r"before (?:it|the alert|this alert) (?:alerts|fires|triggers|goes off)|"
             r"considered (?:healthy|normal|fine|ok|fast|slow))\b|"
-            r"fir(?:e|es|ing) (?:for|when|on)",
+            # "what does it fire on" asks the condition; "firing on etcd-1" says where it fired.
+            r"fir(?:e|es|ing) (?:for|when)|fires? on",
             re.I,
         ),
         re.compile(r"meaning|description|overview|summary|about", re.I),
