@@ -151,6 +151,8 @@ def _hybrid_params(query: Query, candidates: int) -> dict[str, Any]:
         "model": _model_of(query),
         "service": None,
         "candidates": candidates,
+        "named": None,  # a question that names no alert's runbook
+        "named_sections": 0,
         **BM25_PARAMS,
     }
 

@@ -31,7 +31,7 @@ WHERE t.tenant_id = %(tenant)s
 """
 # The hybrid query's keyword CTEs, asked how many chunks were fetched (the seed's, then those
 # holding an essential term) and how many of them were scored.
-_KEYWORD_CTES = HYBRID_QUERY[: HYBRID_QUERY.index("hit_ids AS MATERIALIZED")].rstrip(",\n ")
+_KEYWORD_CTES = HYBRID_QUERY[: HYBRID_QUERY.index("named_hits AS (")].rstrip(",\n ")
 _COUNT_SCORED = """
 SELECT (SELECT count(*) FROM seed_scored)
        + (SELECT count(*)

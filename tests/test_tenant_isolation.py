@@ -54,6 +54,9 @@ async def test_retrieval_without_its_tenant_predicate_still_sees_only_that_tenan
         "model": EMBEDDER.model_id,
         "service": None,
         "candidates": 50,
+        # Both tenants hold a runbook "doc": the named arm too is filtered by RLS alone here.
+        "named": "doc",
+        "named_sections": 8,
         "other": other,
         **BM25_PARAMS,
     }

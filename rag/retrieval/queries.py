@@ -134,10 +134,22 @@ keyword_hits AS (
     ORDER BY bm25 DESC, chunk_id
     LIMIT %(candidates)s
 ),
+named_hits AS (
+    -- The sections of the runbook the question names by its alert (%(named)s, NULL when none)
+    -- nearest the question, whatever words they share with it: "MCCDrainError on worker-1,
+    -- what do i do" shares none with that runbook's Mitigation.
+    SELECT chunk_id FROM chunks
+    WHERE tenant_id = %(tenant)s AND document_id = %(named)s::text AND NOT superseded
+      AND embedding_dim = {dim} AND embedding_model = %(model)s
+      AND (%(service)s::text IS NULL OR service = %(service)s::text)
+    ORDER BY embedding::halfvec({dim}) <=> %(embedding)s::halfvec({dim}), chunk_id
+    LIMIT %(named_sections)s
+),
 hit_ids AS MATERIALIZED (
     -- Plain ids to join on: row-level security lets only leakproof conditions use an index,
     -- and coalesce() over a full join is not one, which cost a hash of the whole tenant.
     SELECT chunk_id FROM vector_hits UNION SELECT chunk_id FROM keyword_hits
+    UNION SELECT chunk_id FROM named_hits
 )
 SELECT c.chunk_id, c.document_id, c.version, d.title, c.heading_path, c.content, d.url, d.owner,
        d.updated, c.service,
@@ -155,7 +167,8 @@ WHERE NOT c.superseded
 """
 # The query search() runs: both halves in one statement, each with the tenant and "not
 # superseded" in its own WHERE. Placeholders: {dim} (a literal), %(tenant)s, %(question)s,
-# %(embedding)s, %(model)s, %(service)s, %(candidates)s and BM25_PARAMS. The keyword half is
+# %(embedding)s, %(model)s, %(service)s, %(candidates)s, %(named)s, %(named_sections)s and
+# BM25_PARAMS. The keyword half is
 # bounded but exact: it scores the chunks holding the question's rarest terms (fetched through
 # the GIN index), then only those other chunks that hold a term able to lift them into the top
 # `candidates` and whose length-scaled upper bound reaches the `candidates`-th best seed score.

@@ -89,6 +89,11 @@ class Candidates:
         return max((e.cosine for e in self.evidence), default=-1.0)
 
 
+# How many sections of a runbook named by its alert join the candidates besides the two halves'
+# hits: its nearest ones, enough for a runbook's usual Meaning, Impact, Diagnosis, Mitigation.
+NAMED_SECTIONS = 8
+
+
 async def search(
     store: Store,
     *,
@@ -122,6 +127,8 @@ async def search(
         "service": service,
         "candidates": candidates,
         "words": sorted(set(word_runs(keyword_text(question)))),
+        "named": hints.alert_document,
+        "named_sections": NAMED_SECTIONS,
         **BM25_PARAMS,
     }
     # Plan every search for its own tenant and question: once psycopg prepares the query
