@@ -151,25 +151,16 @@ class Store:
                 await conn.execute(vector_index_statement(table, dim))
 
     @asynccontextmanager
-    async def tenant_reader(
-        self, tenant: str, *, also: sql.Composable | None = None
-    ) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
+    async def tenant_reader(self, tenant: str) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
         """A connection in a transaction that can read only ``tenant``'s documents and chunks.
 
         Row-level security, not just the queries' WHERE clauses: the transaction runs as
         ``runbook_reader`` with ``runbook.tenant_id`` set, so even a query that forgot its
-        tenant predicate sees no other tenant's rows. ``also``: more ``SET LOCAL`` commands
-        (``; ``-separated) sent with those, in the same round trip.
+        tenant predicate sees no other tenant's rows.
         """
         async with self.pool.connection() as conn, conn.transaction():
-            # SET LOCAL rather than set_config(): the same setting, but a SET command is what
-            # Citus forwards to the workers (docs/scaling.md, "on Citus"). All in one round
-            # trip: a parameterless statement may hold several commands.
-            settings = sql.SQL("SET LOCAL ROLE runbook_reader; SET LOCAL runbook.tenant_id = {}")
-            statement = settings.format(sql.Literal(tenant))
-            if also is not None:
-                statement = sql.SQL("; ").join([statement, also])
-            await conn.execute(statement)
+            # One parameterless statement may hold several commands: one round trip.
+            await conn.execute(sql.SQL("; ").join(_tenant_settings(tenant)))
             yield conn
 
     async def tenant_reads(
@@ -187,12 +178,8 @@ class Store:
         BEGIN and COMMIT are sent as statements: psycopg's ``transaction()`` inside a pipeline
         syncs on entering and leaving it, three round trips more.
         """
-        commands: list[sql.SQL | sql.Composed] = [
-            sql.SQL("BEGIN"),
-            sql.SQL("SET LOCAL ROLE runbook_reader"),
-            sql.SQL("SET LOCAL runbook.tenant_id = {}").format(sql.Literal(tenant)),
-            *also,
-        ]
+        # A pipeline takes one command per statement.
+        commands = [sql.SQL("BEGIN"), *_tenant_settings(tenant), *also]
         async with self.pool.connection() as conn:
             try:
                 async with conn.pipeline():
@@ -241,3 +228,13 @@ def vector_index_statement(table: str, dim: int) -> sql.Composed:
 def _redact(exc: Exception) -> str:
     """The first line of a connection error, which never holds the password."""
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _tenant_settings(tenant: str) -> list[sql.SQL | sql.Composed]:
+    """The commands that make a transaction ``tenant``'s reader. SET LOCAL rather than
+    set_config(): the same setting, but a SET command is what Citus forwards to the workers
+    (docs/scaling.md, "on Citus")."""
+    return [
+        sql.SQL("SET LOCAL ROLE runbook_reader"),
+        sql.SQL("SET LOCAL runbook.tenant_id = {}").format(sql.Literal(tenant)),
+    ]
