@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 
+import psycopg
 import pytest
 import pytest_asyncio
 from prometheus_client import CollectorRegistry
@@ -17,6 +18,7 @@ from bot.core.dedupe import EventDeduper
 from bot.core.jobs.metrics import JobMetrics
 from bot.core.jobs.queue import Job, JobQueue, JobRequest
 from bot.core.jobs.worker import JobHandlers, JobWorker
+from bot.core.statements import Statement
 from bot.core.tasks import BackgroundTasks
 from bot.server import working
 from rag import Settings, Store
@@ -289,6 +291,34 @@ async def count_jobs(store: Store, key: str) -> int:
         row = await cur.fetchone()
     assert row is not None
     return int(row[0])
+
+
+async def seen(store: Store, key: str) -> bool:
+    async with store.pool.connection() as conn:
+        cur = await conn.execute("SELECT 1 FROM events_seen WHERE event_id = %s", (key,))
+        return await cur.fetchone() is not None
+
+
+async def test_what_a_run_left_is_written_with_the_jobs_end_all_or_none(
+    store: Store, settings: Settings, clean: None
+) -> None:
+    mark = "INSERT INTO events_seen (event_id) VALUES (%(key)s)"
+    async with replica(store, tuned(settings)) as (queue, _):
+        key = await enqueue(queue)
+        job = await queue.claim([KIND])
+        assert job is not None
+        # A write that fails (the job's own delivery key is claimed already) keeps the job
+        # running: its end is not written without what its run left.
+        job.pending.append(Statement(mark, {"key": key}))
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            await queue.finish(job)
+        assert (await job_row(store, key))[0] == "running"
+        job.pending.clear()
+        other = f"test:{uuid.uuid4()}"
+        job.pending.append(Statement(mark, {"key": other}))
+        await queue.finish(job)
+        assert (await job_row(store, key))[0] == "done" and await seen(store, other)
+        assert job.pending == []
 
 
 def test_a_kind_cannot_be_registered_twice() -> None:

@@ -647,3 +647,28 @@ def test_without_opening_the_list_is_the_first_order_alone() -> None:
     )
     assert sorted(e.chunk_id for e in shown) == sorted(e.chunk_id for e in first)
     assert [e.score for e in first] == sorted((e.score for e in first), reverse=True)
+
+
+def test_a_ranked_copy_differs_from_its_chunk_only_in_score_and_reasons() -> None:
+    # Every field set away from its default, so a field ``ranked`` forgot would show.
+    original = Evidence(
+        chunk_id=7,
+        document_id="payments/db-failover",
+        version=3,
+        title="DB failover",
+        heading_path=("DB failover", "Mitigation"),
+        content="Run `patronictl failover`.",
+        url="https://runbooks.example/db",
+        owner="@dba",
+        updated="2026-01-02",
+        service="payments",
+        cosine=0.81,
+        vector_rank=2,
+        keyword_rank=5,
+        score=0.0,
+        hit_reasons=("old",),
+        bm25=4.5,
+        matched_terms=("failov",),
+    )
+    ranked = original.ranked(1.25, ("vector#2", "keyword#5"))
+    assert ranked == replace(original, score=1.25, hit_reasons=("vector#2", "keyword#5"))

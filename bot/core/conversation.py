@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot.core.answers.facts import record_answer_facts
-from bot.core.answers.store import AnswerStore, Placement
+from psycopg.rows import TupleRow
+
+from bot.core.answers.facts import facts_row
+from bot.core.answers.store import AnswerStore, Placement, answer_row
 from bot.core.metrics import BotMetrics
+from bot.core.statements import Statement, send_together
 from bot.core.tasks import BackgroundTasks
 from rag import AskResult, RagService, Settings, Store, StoreError, channel_service
 
@@ -57,6 +61,23 @@ class Conversation:
         """Run the pipeline and store the result under its answer id (what buttons carry).
         ``keep_unanswered=False``: an abstention (or error) is stored nowhere, for an entry
         that stays silent unless it answers (a thread follow-up)."""
+        result, _ = await self.ask_with(
+            tenant, question, service=service, placement=placement, keep_unanswered=keep_unanswered
+        )
+        return result
+
+    async def ask_with(
+        self,
+        tenant: str,
+        question: str,
+        *,
+        service: str | None,
+        placement: Placement,
+        keep_unanswered: bool = True,
+        also: Callable[[str], Sequence[Statement]] | None = None,
+    ) -> tuple[AskResult, list[TupleRow | None]]:
+        """``ask``, with ``also(answer_id)``'s statements stored with the answer (in its
+        transaction and round trip); returns their first rows (none when nothing was stored)."""
         question = storable(question)
         async with self.answer_slots:
             result = await self.rag.ask(
@@ -67,13 +88,10 @@ class Conversation:
             # than store and show an error (or anything else) for a question never searched.
             raise StoreError("the database did not answer the search")
         if not keep_unanswered and result.status != "answered":
-            return result
-        answer_id = await self.answers.save(
-            result, question=question, service=service, placement=placement
-        )
+            return result, []
         catalog = await self.rag.catalogs.catalog_for(tenant)
-        await record_answer_facts(
-            self.store,
+        answer_id, row = answer_row(result, question=question, service=service, placement=placement)
+        facts = facts_row(
             result,
             answer_id,
             question=question,
@@ -81,7 +99,10 @@ class Conversation:
             known_services=catalog.services,
             embedding_model=self.rag.embedder.model_id,
         )
-        return result
+        extra = list(also(answer_id)) if also is not None else []
+        # The answer, its facts and what the caller adds: one round trip, all or none.
+        rows = await send_together(self.store, [row, *([facts] if facts else []), *extra])
+        return result, rows[-len(extra) :] if extra else []
 
     async def scope(
         self,

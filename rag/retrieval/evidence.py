@@ -36,6 +36,29 @@ class Evidence:
     def section(self) -> str:
         return " › ".join(self.heading_path) if self.heading_path else self.title
 
+    def ranked(self, score: float, hit_reasons: tuple[str, ...]) -> Evidence:
+        """This chunk with the ranker's score and reasons: ``dataclasses.replace`` without its
+        field-by-field introspection (ranking makes one per candidate, ~50 per question)."""
+        return Evidence(
+            self.chunk_id,
+            self.document_id,
+            self.version,
+            self.title,
+            self.heading_path,
+            self.content,
+            self.url,
+            self.owner,
+            self.updated,
+            self.service,
+            self.cosine,
+            self.vector_rank,
+            self.keyword_rank,
+            score,
+            hit_reasons,
+            self.bm25,
+            self.matched_terms,
+        )
+
 
 @dataclass(frozen=True)
 class Excerpt:

@@ -111,6 +111,10 @@ def candidate_features(
         document: 1.0 / (1.0 + (place - 1) / spread)
         for place, document in enumerate(by_best, start=1)
     }
+    # Per call, what candidates share: a runbook's title, a heading path, a section's kinds.
+    title_shares: dict[tuple[str, str], float] = {}
+    heading_shares: dict[tuple[str, ...], float] = {}
+    kind_features: dict[frozenset[str], tuple[float, ...]] = {}
     rows = []
     for item in found:
         kinds = section_intents(item, asked, sectioned)
@@ -118,8 +122,21 @@ def candidate_features(
         scores = per_document[item.document_id]
         own = fused[item.chunk_id]
         other = scores[0] if own < scores[0] else (scores[1] if len(scores) > 1 else 0.0)
-        headings = _words(" ".join(item.heading_path[1:]))
-        title = _words(" ".join((item.title, item.document_id.rsplit("/", 1)[-1])))
+        path = item.heading_path[1:]
+        heading_share = heading_shares.get(path)
+        if heading_share is None:
+            heading_share = _share(idf, _words(" ".join(path)), total_idf)
+            heading_shares[path] = heading_share
+        named = (item.title, item.document_id)
+        title_share = title_shares.get(named)
+        if title_share is None:
+            title = _words(" ".join((item.title, item.document_id.rsplit("/", 1)[-1])))
+            title_share = _share(idf, title, total_idf)
+            title_shares[named] = title_share
+        of_kind = kind_features.get(kinds)
+        if of_kind is None:
+            of_kind = _kind_features(kinds, asked)
+            kind_features[kinds] = of_kind
         matched = set(item.matched_terms)
         rows.append(
             [
@@ -127,14 +144,10 @@ def candidate_features(
                 _rrf(item.keyword_rank) * (RRF_K + 1),
                 item.cosine,
                 item.bm25 / best_bm25,
-                _share(idf, headings, total_idf),
-                _share(idf, title, total_idf),
+                heading_share,
+                title_share,
                 sum(weight for lexeme, weight in idf.items() if lexeme in matched) / total_idf,
-                float(bool(asked & kinds)),
-                *(float(kind in kinds) for kind in _KINDS),
-                *(float(kind in kinds and not asked) for kind in _KINDS),
-                *(float(kind in kinds and kind in asked) for kind in _KINDS),
-                *(float(kind in kinds and bool(asked) and kind not in asked) for kind in _KINDS),
+                *of_kind,
                 float("named" in reasons),
                 float("named-in-words" in reasons),
                 float("service" in reasons),
@@ -146,6 +159,17 @@ def candidate_features(
             ]
         )
     return rows
+
+
+def _kind_features(kinds: frozenset[str], asked: frozenset[str]) -> tuple[float, ...]:
+    """``intent_match``, ``kind_*``, ``plain_*``, ``match_*`` and ``other_*`` of a section."""
+    return (
+        float(bool(asked & kinds)),
+        *(float(kind in kinds) for kind in _KINDS),
+        *(float(kind in kinds and not asked) for kind in _KINDS),
+        *(float(kind in kinds and kind in asked) for kind in _KINDS),
+        *(float(kind in kinds and bool(asked) and kind not in asked) for kind in _KINDS),
+    )
 
 
 def _rrf(rank: int | None) -> float:

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
+from operator import mul
 from pathlib import Path
 
 from rag.errors import ConfigurationError
@@ -86,11 +87,20 @@ class RankModel:
                 f"cannot read the ranking model {where}: {type(exc).__name__}: {exc}"
             ) from exc
 
+    # ``map(mul, …)`` adds the same products in the same order as a generator would (the
+    # same float), without a Python frame per feature; the length check is zip's strict=True.
     def score(self, row: Sequence[float]) -> float:
-        return sum(w * x for w, x in zip(self.weights, row, strict=True))
+        _same_length(self.weights, row)
+        return float(sum(map(mul, self.weights, row)))
 
     def section_score(self, row: Sequence[float]) -> float:
-        return sum(w * x for w, x in zip(self.section_weights, row, strict=True))
+        _same_length(self.section_weights, row)
+        return float(sum(map(mul, self.section_weights, row)))
+
+
+def _same_length(weights: Sequence[float], row: Sequence[float]) -> None:
+    if len(weights) != len(row):
+        raise ValueError(f"{len(row)} features for {len(weights)} weights")
 
 
 @lru_cache(maxsize=1)
@@ -170,13 +180,7 @@ def _score(
         placeholder[item.chunk_id] = is_placeholder(item.content)
         if placeholder[item.chunk_id]:
             reasons.append("placeholder")
-        scored.append(
-            replace(
-                item,
-                score=model.score(row),
-                hit_reasons=(*reasons, *hints.reasons_for(item)),
-            )
-        )
+        scored.append(item.ranked(model.score(row), (*reasons, *hints.reasons_for(item))))
         section_scores[item.chunk_id] = model.section_score(row)
     scored.sort(key=lambda e: (-e.score, -e.cosine, e.chunk_id))
     return _Scoring(

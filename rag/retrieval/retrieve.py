@@ -32,7 +32,7 @@ from rag.retrieval.queries import (
 from rag.retrieval.rank import ScopeHints
 from rag.retrieval.ranker import RankModel, fuse_both
 from rag.retrieval.terms import keyword_text
-from rag.store.connection import Store
+from rag.store.connection import Store, TenantRead
 
 __all__ = [
     "BM25_PARAMS",
@@ -134,8 +134,8 @@ async def search(
     # Plan every search for its own tenant and question: once psycopg prepares the query
     # (prepare_threshold), Postgres may switch to a generic plan that guesses at both, which
     # ran the hybrid query 2-4x slower on a 35k-chunk tenant. The settings go with the tenant's
-    # own, in one round trip (several SET commands in one parameterless statement).
-    planning: sql.Composable
+    # own, in the same round trip.
+    planning: list[sql.SQL | sql.Composed]
     if exact:
         # HNSW is only reachable through a plain index scan; bitmap scans on the tenant's
         # btree index stay available. The shared partitions have no HNSW at all. On a tenant's
@@ -143,44 +143,39 @@ async def search(
         # ordered Append over one partition) when it looks cheaper; ef_search 1000 makes
         # pgvector's cost estimate say otherwise (measured: a sequential scan then), and a
         # walk that still happens visits up to 1,000 candidates.
-        planning = sql.SQL(
-            "SET LOCAL plan_cache_mode = force_custom_plan; "
-            "SET LOCAL enable_indexscan = off; "
-            "SET LOCAL hnsw.iterative_scan = strict_order; "
-            "SET LOCAL hnsw.ef_search = 1000"
-        )
+        planning = [
+            sql.SQL("SET LOCAL plan_cache_mode = force_custom_plan"),
+            sql.SQL("SET LOCAL enable_indexscan = off"),
+            sql.SQL("SET LOCAL hnsw.iterative_scan = strict_order"),
+            sql.SQL("SET LOCAL hnsw.ef_search = 1000"),
+        ]
     else:
         # pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass
         # the tenant filter, so a tenant in a large shared table still gets its top k.
-        planning = sql.SQL(
-            "SET LOCAL plan_cache_mode = force_custom_plan; "
-            "SET LOCAL hnsw.iterative_scan = strict_order; "
-            "SET LOCAL hnsw.ef_search = {}"
-        ).format(sql.Literal(max(ef_search, candidates)))
-    async with store.tenant_reader(tenant, also=planning) as conn:
-        # The three reads in one round trip (a pipeline): otherwise each is a wake-up of the
-        # backend and of this loop, psycopg being the largest share of a busy replica's loop
-        # samples (docs/benchmarks.md, "Where an answer's time goes").
-        pairs = spellings(question)
-        async with conn.pipeline():
-            searched = await conn.execute(query, params)
-            spelled = await conn.execute(VOCABULARY, params)
-            sized = await conn.execute(TENANT_SIZE, params)
-            written = (
-                await conn.execute(
-                    SPELLED_AS,
-                    {"written": [w for w, _ in pairs], "other": [o for _, o in pairs]},
-                )
-                if pairs
-                else None
-            )
-        rows = await searched.fetchall()
-        vocabulary = await spelled.fetchall()
-        size = await sized.fetchone()
-        spelled_as: dict[str, str] = {}
-        if written is not None:
-            for other, asked in await written.fetchall():
-                spelled_as.setdefault(str(other), str(asked))
+        planning = [
+            sql.SQL("SET LOCAL plan_cache_mode = force_custom_plan"),
+            sql.SQL("SET LOCAL hnsw.iterative_scan = strict_order"),
+            sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
+                sql.Literal(max(ef_search, candidates))
+            ),
+        ]
+    # BEGIN, the settings, the reads and COMMIT in one round trip (a pipeline): otherwise each
+    # is a wake-up of the backend and of this loop, psycopg being the largest share of a busy
+    # replica's loop samples (docs/benchmarks.md, "Where an answer's time goes").
+    pairs = spellings(question)
+    reads: list[TenantRead] = [
+        (query, params),
+        (VOCABULARY, params),
+        (TENANT_SIZE, params),
+    ]
+    if pairs:
+        spelled = {"written": [w for w, _ in pairs], "other": [o for _, o in pairs]}
+        reads.append((SPELLED_AS, spelled))
+    rows, vocabulary, sized, *written = await store.tenant_reads(tenant, reads, also=planning)
+    size = sized[0] if sized else None
+    spelled_as: dict[str, str] = {}
+    for other, asked in written[0] if written else []:
+        spelled_as.setdefault(str(other), str(asked))
     tenant_chunks = int(size[0]) if size else 0
     term_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if asked}
     spelling_df = {str(lexeme): int(df) for lexeme, df, _, asked in vocabulary if not asked}

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import LiteralString
 
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg import sql
+from psycopg.abc import Params
+from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
@@ -20,6 +23,9 @@ from rag.settings import Settings
 from rag.store.migrations import apply_migrations
 
 logger = logging.getLogger(__name__)
+
+# A read for ``Store.tenant_reads``: a statement and its parameters.
+TenantRead = tuple[LiteralString | sql.SQL | sql.Composed, Params]
 
 # The DEFAULT partition of ``chunks`` (hash-partitioned inside): every tenant without its own.
 SHARED_PARTITION = "chunks_shared"
@@ -145,26 +151,49 @@ class Store:
                 await conn.execute(vector_index_statement(table, dim))
 
     @asynccontextmanager
-    async def tenant_reader(
-        self, tenant: str, *, also: sql.Composable | None = None
-    ) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
+    async def tenant_reader(self, tenant: str) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
         """A connection in a transaction that can read only ``tenant``'s documents and chunks.
 
         Row-level security, not just the queries' WHERE clauses: the transaction runs as
         ``runbook_reader`` with ``runbook.tenant_id`` set, so even a query that forgot its
-        tenant predicate sees no other tenant's rows. ``also``: more ``SET LOCAL`` commands
-        (``; ``-separated) sent with those, in the same round trip.
+        tenant predicate sees no other tenant's rows.
         """
         async with self.pool.connection() as conn, conn.transaction():
-            # SET LOCAL rather than set_config(): the same setting, but a SET command is what
-            # Citus forwards to the workers (docs/scaling.md, "on Citus"). All in one round
-            # trip: a parameterless statement may hold several commands.
-            settings = sql.SQL("SET LOCAL ROLE runbook_reader; SET LOCAL runbook.tenant_id = {}")
-            statement = settings.format(sql.Literal(tenant))
-            if also is not None:
-                statement = sql.SQL("; ").join([statement, also])
-            await conn.execute(statement)
+            # One parameterless statement may hold several commands: one round trip.
+            await conn.execute(sql.SQL("; ").join(_tenant_settings(tenant)))
             yield conn
+
+    async def tenant_reads(
+        self,
+        tenant: str,
+        statements: Sequence[TenantRead],
+        *,
+        also: Sequence[sql.SQL | sql.Composed] = (),
+    ) -> list[list[TupleRow]]:
+        """``statements`` read as ``tenant_reader`` reads (one transaction as
+        ``runbook_reader`` with ``runbook.tenant_id`` set, and ``also``'s ``SET LOCAL``
+        commands), in one round trip: BEGIN, the settings, the reads and COMMIT go as one
+        pipeline. Returns each statement's rows.
+
+        BEGIN and COMMIT are sent as statements: psycopg's ``transaction()`` inside a pipeline
+        syncs on entering and leaving it, three round trips more.
+        """
+        # A pipeline takes one command per statement.
+        commands = [sql.SQL("BEGIN"), *_tenant_settings(tenant), *also]
+        async with self.pool.connection() as conn:
+            try:
+                async with conn.pipeline():
+                    for command in commands:
+                        await conn.execute(command)
+                    cursors = [await conn.execute(query, params) for query, params in statements]
+                    await conn.execute("COMMIT")
+            except psycopg.Error:
+                # A failed statement skips the rest, COMMIT too: end the aborted transaction
+                # here rather than leave it to the pool (which warns about it).
+                if conn.info.transaction_status == TransactionStatus.INERROR:
+                    await conn.execute("ROLLBACK")
+                raise
+            return [await cur.fetchall() for cur in cursors]
 
     async def check(self) -> None:
         """Raise ``StoreError`` unless the database answers a trivial query."""
@@ -199,3 +228,13 @@ def vector_index_statement(table: str, dim: int) -> sql.Composed:
 def _redact(exc: Exception) -> str:
     """The first line of a connection error, which never holds the password."""
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _tenant_settings(tenant: str) -> list[sql.SQL | sql.Composed]:
+    """The commands that make a transaction ``tenant``'s reader. SET LOCAL rather than
+    set_config(): the same setting, but a SET command is what Citus forwards to the workers
+    (docs/scaling.md, "on Citus")."""
+    return [
+        sql.SQL("SET LOCAL ROLE runbook_reader"),
+        sql.SQL("SET LOCAL runbook.tenant_id = {}").format(sql.Literal(tenant)),
+    ]

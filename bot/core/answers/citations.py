@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag import CHANGES_STATE, AnswerStep, Citation, Evidence, answer_steps
 
@@ -25,7 +26,7 @@ def group_citations(citations: Iterable[Citation], *, answer: str = "") -> list[
     for citation in citations:
         by_n.setdefault(citation.n, []).append(citation)
     changes: dict[int, dict[str, None]] = {}
-    for step in answer_steps(answer):
+    for step in _steps(answer):
         for n in step.numbers:
             changes.setdefault(n, {}).update(dict.fromkeys(step.changes))
     return [
@@ -46,6 +47,11 @@ def state_label(changes: tuple[str, ...]) -> str:
 
 def labelled_steps(answer: str) -> list[tuple[str | None, AnswerStep]]:
     """The answer's steps, each with the label to show above it (None for read-only ones)."""
-    return [
-        (state_label(step.changes) if step.changes else None, step) for step in answer_steps(answer)
-    ]
+    return [(state_label(step.changes) if step.changes else None, step) for step in _steps(answer)]
+
+
+# A card reads its answer's steps twice (its sources' labels, its answer's lines), and an alert
+# that fires again gets the same answer: its commands are read for state changes once.
+@lru_cache(maxsize=256)
+def _steps(answer: str) -> tuple[AnswerStep, ...]:
+    return tuple(answer_steps(answer))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from bot.core.answers.topics import question_topics
+from bot.core.statements import Statement, send_together
 from rag import AskResult, Evidence, Store
 
 NEAREST_DOCUMENTS = 3
@@ -75,6 +76,27 @@ def _vector(values: tuple[float, ...] | None) -> np.ndarray[Any, np.dtype[np.flo
     return None if values is None else np.asarray(values, dtype=np.float32)
 
 
+def facts_row(
+    result: AskResult,
+    answer_id: str,
+    *,
+    question: str,
+    service: str | None,
+    known_services: Iterable[str],
+    embedding_model: str | None = None,
+) -> Statement | None:
+    """The statement that records one outcome's facts; None for errors (``fact_params``)."""
+    params = fact_params(
+        result,
+        answer_id,
+        question=question,
+        service=service,
+        known_services=known_services,
+        embedding_model=embedding_model,
+    )
+    return None if params is None else Statement(_INSERT, params)
+
+
 async def record_answer_facts(
     store: Store,
     result: AskResult,
@@ -85,7 +107,7 @@ async def record_answer_facts(
     known_services: Iterable[str],
     embedding_model: str | None = None,
 ) -> None:
-    params = fact_params(
+    statement = facts_row(
         result,
         answer_id,
         question=question,
@@ -93,7 +115,5 @@ async def record_answer_facts(
         known_services=known_services,
         embedding_model=embedding_model,
     )
-    if params is None:
-        return
-    async with store.pool.connection() as conn:
-        await conn.execute(_INSERT, params)
+    if statement is not None:
+        await send_together(store, [statement])

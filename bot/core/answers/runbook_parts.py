@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from bot.core.answers.citations import state_label
 from rag import Citation, RunbookSection, RunbookView, code_changes_state, section_heading
@@ -38,8 +39,15 @@ class ShownSection:
     truncated: bool
 
 
-def section_parts(text: str) -> list[Part]:
+# Runbook sections repeat across answers (the same runbooks answer an alert each time it
+# fires), and reading their code for state changes is most of a card's cost: cut each once.
+@lru_cache(maxsize=1024)
+def section_parts(text: str) -> tuple[Part, ...]:
     """``text`` cut into paragraphs and fenced code blocks, in order."""
+    return tuple(_section_parts(text))
+
+
+def _section_parts(text: str) -> list[Part]:
     parts: list[Part] = []
     prose: list[str] = []
     code: list[str] | None = None

@@ -21,6 +21,7 @@ from bot.core.answers.result_codec import (
     result_from_json,
     result_to_json,
 )
+from bot.core.statements import Statement, send_together
 from rag import AskResult, Store, load_chunks, runbook_of
 
 Entry = Literal["mention", "command", "shortcut", "alert", "follow_up", "dm", "cli"]
@@ -68,6 +69,11 @@ VALUES (%(tenant)s, %(answer_id)s, %(entry)s, %(question)s, %(service)s, %(resul
         %(conversation_id)s, %(service_url)s, %(activity_id)s)
 """
 
+_RECORD_DELIVERY = """
+UPDATE answers SET message_ts = %(ts)s, ephemeral = %(ephemeral)s
+WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s
+"""
+
 _SELECT = """
 SELECT answer_id, question, service, result, entry, team_id, enterprise_id, channel_id,
        thread_ts, ephemeral, message_ts, expanded, conversation_id,
@@ -103,26 +109,8 @@ class AnswerStore:
         self, result: AskResult, *, question: str, service: str | None, placement: Placement
     ) -> str:
         """Store a fresh answer; returns its id (the one its buttons carry)."""
-        answer_id = result.answer_id or str(uuid.uuid4())
-        await self._execute(
-            _INSERT,
-            {
-                "tenant": result.tenant,
-                "answer_id": uuid.UUID(answer_id),
-                "entry": placement.entry,
-                "question": question,
-                "service": service,
-                "result": Jsonb(result_to_json(result)),
-                "enterprise_id": placement.enterprise_id,
-                "team_id": placement.team_id,
-                "channel_id": placement.channel_id,
-                "thread_ts": placement.thread_ts,
-                "ephemeral": placement.ephemeral,
-                "conversation_id": placement.conversation_id,
-                "service_url": placement.service_url,
-                "activity_id": placement.activity_id,
-            },
-        )
+        answer_id, row = answer_row(result, question=question, service=service, placement=placement)
+        await send_together(self._store, [row])
         return answer_id
 
     async def load(self, tenant: str, answer_id: str) -> StoredAnswer | None:
@@ -165,11 +153,8 @@ class AnswerStore:
     async def record_delivery(
         self, tenant: str, answer_id: str, *, message_ts: str | None, ephemeral: bool
     ) -> None:
-        await self._execute(
-            "UPDATE answers SET message_ts = %(ts)s, ephemeral = %(ephemeral)s "
-            "WHERE tenant_id = %(tenant)s AND answer_id = %(answer_id)s",
-            {"ts": message_ts, "ephemeral": ephemeral, **_key(tenant, answer_id)},
-        )
+        statement = delivery_row(tenant, answer_id, message_ts=message_ts, ephemeral=ephemeral)
+        await send_together(self._store, [statement])
 
     async def toggle_quote(
         self, tenant: str, answer_id: str, n: int, *, show: bool
@@ -227,6 +212,40 @@ class AnswerStore:
     async def _execute(self, query: LiteralString, params: dict[str, Any]) -> None:
         async with self._store.pool.connection() as conn:
             await conn.execute(query, params)
+
+
+def answer_row(
+    result: AskResult, *, question: str, service: str | None, placement: Placement
+) -> tuple[str, Statement]:
+    """A fresh answer's id and the statement that stores it (``AnswerStore.save``, or sent with
+    its facts and its job's link)."""
+    answer_id = result.answer_id or str(uuid.uuid4())
+    params = {
+        "tenant": result.tenant,
+        "answer_id": uuid.UUID(answer_id),
+        "entry": placement.entry,
+        "question": question,
+        "service": service,
+        "result": Jsonb(result_to_json(result)),
+        "enterprise_id": placement.enterprise_id,
+        "team_id": placement.team_id,
+        "channel_id": placement.channel_id,
+        "thread_ts": placement.thread_ts,
+        "ephemeral": placement.ephemeral,
+        "conversation_id": placement.conversation_id,
+        "service_url": placement.service_url,
+        "activity_id": placement.activity_id,
+    }
+    return answer_id, Statement(_INSERT, params)
+
+
+def delivery_row(
+    tenant: str, answer_id: str, *, message_ts: str | None, ephemeral: bool
+) -> Statement:
+    """Where the answer's card was posted (``record_delivery``, or with its job's end)."""
+    return Statement(
+        _RECORD_DELIVERY, {"ts": message_ts, "ephemeral": ephemeral, **_key(tenant, answer_id)}
+    )
 
 
 def _parse_id(answer_id: str) -> uuid.UUID | None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from bot.core.answers.store import Placement
 from bot.core.conversation import Conversation
-from bot.core.jobs.queue import Job, JobQueue
+from bot.core.jobs.queue import Job, link_row
 from rag import AskResult
 
 
 async def answer_for_job(
     conversation: Conversation,
-    queue: JobQueue,
     job: Job,
     tenant: str,
     question: str,
@@ -30,13 +29,19 @@ async def answer_for_job(
         stored = await conversation.answers.load(tenant, job.answer_id)
         if stored is not None:
             return stored.result
-    result = await conversation.ask(
-        tenant, question, service=service, placement=placement, keep_unanswered=keep_unanswered
+    # The job's link to the answer goes with the answer's own rows, in their transaction.
+    result, linked_rows = await conversation.ask_with(
+        tenant,
+        question,
+        service=service,
+        placement=placement,
+        keep_unanswered=keep_unanswered,
+        also=lambda answer_id: [link_row(job, tenant, answer_id)],
     )
     if not keep_unanswered and result.status != "answered":
         return result
-    linked = await queue.link_answer(job, tenant, str(result.answer_id))
-    if linked != result.answer_id:
+    linked = str(linked_rows[0][0]) if linked_rows and linked_rows[0] else None
+    if linked is not None and linked != result.answer_id:
         # Two runs at once (a lease lost to a stalled but living worker): the first link wins.
         stored = await conversation.answers.load(tenant, linked)
         if stored is not None:

@@ -36,6 +36,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from bot.core.jobs.database_watch import DatabaseWatch
 from bot.core.jobs.values import Job, JobRequest, JobTenant, QueueStats, storable_json
+from bot.core.statements import Statement, send_together
 from rag import RECONNECT_TIMEOUT_S, Settings, Store
 
 logger = logging.getLogger(__name__)
@@ -310,23 +311,17 @@ class JobQueue:
 
     async def finish(self, job: Job, *, dead: bool = False, outcome: str = "") -> None:
         params = {"job_id": job.job_id, "token": job.lease_token, "outcome": outcome}
-        async with self.store.pool.connection() as conn:
-            await conn.execute(_FINISH, {**params, "state": "dead" if dead else "done"})
+        await self._settle(job, Statement(_FINISH, {**params, "state": "dead" if dead else "done"}))
 
     async def requeue(self, job: Job, *, delay_s: float, refund: bool = False) -> None:
         params = {"job_id": job.job_id, "token": job.lease_token, "delay_s": delay_s}
-        async with self.store.pool.connection() as conn:
-            await conn.execute(_REQUEUE, {**params, "refund": int(refund)})
+        await self._settle(job, Statement(_REQUEUE, {**params, "refund": int(refund)}))
 
-    async def link_answer(self, job: Job, tenant: str, answer_id: str) -> str:
-        """Record the answer ``job`` stored; returns the linked one (an earlier run's, if any)."""
-        async with self.store.pool.connection() as conn:
-            cur = await conn.execute(
-                _LINK_ANSWER,
-                {"job_id": job.job_id, "tenant": tenant, "answer_id": uuid.UUID(answer_id)},
-            )
-            row = await cur.fetchone()
-        return answer_id if row is None else str(row[0])
+    async def _settle(self, job: Job, fate: Statement) -> None:
+        """The job's fate with the writes its run left (``Job.pending``) before it: all or
+        none, in one round trip; kept for the next try when the database did not take them."""
+        await send_together(self.store, [*job.pending, fate])
+        job.pending.clear()
 
     async def note(self, job: Job, facts: dict[str, Any]) -> None:
         """Keep ``facts`` in the job's payload: a re-run claims them with it, and this run's
@@ -351,6 +346,14 @@ class JobQueue:
             row = await cur.fetchone()
         assert row is not None  # an aggregate always returns a row
         return QueueStats(queued=row[0], running=row[1], dead=row[2], oldest_age_s=row[3])
+
+
+def link_row(job: Job, tenant: str, answer_id: str) -> Statement:
+    """The statement that links ``job`` to the answer it stored; it returns the linked answer's
+    id (an earlier run's, if one was linked first)."""
+    return Statement(
+        _LINK_ANSWER, {"job_id": job.job_id, "tenant": tenant, "answer_id": uuid.UUID(answer_id)}
+    )
 
 
 async def release_jobs_of(store: Store, worker_name: str) -> int:

@@ -4,10 +4,11 @@ claims (``Job``), and the queue's size (``QueueStats``)."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.conversation import storable
+from bot.core.statements import Statement
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class Job:
     # Run again by the same claim after a database outage cut a run short: what that run
     # posted may be there, exactly as for a re-run after a crash.
     resumed: bool = False
+    # Writes a run leaves to the job's settling (``JobQueue.finish`` or ``requeue``): sent
+    # with it, in its transaction and round trip (e.g. where the answer's card was posted).
+    pending: list[Statement] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def tenant_key(self) -> str:

@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.core.alerts.channel_settings import channel_settings
 from bot.core.alerts.memory import AlertKey, AlertMemory
-from bot.core.answers.store import Placement
+from bot.core.answers.store import Placement, delivery_row
 from bot.core.jobs.answers import answer_for_job
 from bot.core.jobs.queue import Job
 from bot.slack.alert_classifier import AlertPost, classify_alert
@@ -94,7 +94,7 @@ class AlertPostJob:
         )
         service = await self.bot.scope_for(tenant, origin, alert.scope_hints())
         result = await answer_for_job(
-            self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
+            self.bot, job, tenant, question, service=service, placement=placement
         )
         if result.status != "answered":
             self.bot.metrics.answers_posted.labels("alert", "silent").inc()
@@ -105,6 +105,7 @@ class AlertPostJob:
         message_ts = await reply.send(card, answer_id=result.answer_id, look_first=True)
         self.bot.metrics.answers_posted.labels("alert", result.status).inc()
         await self.memory.record_answer(key, str(result.answer_id))
-        await self.bot.answers.record_delivery(
-            tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False
+        # Recorded with the job's end, in its transaction.
+        job.pending.append(
+            delivery_row(tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False)
         )

@@ -97,7 +97,7 @@ class CommandJob:
         )
         service = await self.bot.scope_for(tenant, origin)
         result = await answer_for_job(
-            self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
+            self.bot, job, tenant, question, service=service, placement=placement
         )
         card = self.bot.card(result, entry="command", question=question, ephemeral=True)
         await reply.send(card, replace_original=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.core.answers.store import Placement
+from bot.core.answers.store import Placement, delivery_row
 from bot.core.dm_intros import first_direct_message
 from bot.core.jobs.answers import answer_for_job
 from bot.core.jobs.queue import Job
@@ -106,13 +106,14 @@ class DirectMessageJob:
         async with visible_progress(client, channel=channel, ts=ts, thread_ts=reply.thread_ts):
             service = await self.bot.scope_for(tenant, origin)
             result = await answer_for_job(
-                self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
+                self.bot, job, tenant, question, service=service, placement=placement
             )
             card = self.bot.card(result, entry="dm", question=question, ephemeral=False)
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("dm", result.status).inc()
-        await self.bot.answers.record_delivery(
-            tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False
+        # Recorded with the job's end, in its transaction.
+        job.pending.append(
+            delivery_row(tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False)
         )
 
 

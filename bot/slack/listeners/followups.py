@@ -25,7 +25,7 @@ from slack_sdk.errors import SlackApiError
 from bot.core.alerts.channel_settings import channel_settings
 from bot.core.alerts.followup_rules import reads_as_question
 from bot.core.alerts.threads import followed_thread
-from bot.core.answers.store import Placement
+from bot.core.answers.store import Placement, delivery_row
 from bot.core.jobs.answers import answer_for_job
 from bot.core.jobs.queue import Job
 from bot.slack.alerts import fit_question
@@ -113,7 +113,6 @@ class FollowUpJob:
         async with visible_progress(client, channel=channel, ts=ts, thread_ts=thread_ts):
             result = await answer_for_job(
                 self.bot,
-                self.bot.jobs,
                 job,
                 tenant,
                 question,
@@ -127,8 +126,9 @@ class FollowUpJob:
             card = self.bot.card(result, entry="follow_up", question=asked, ephemeral=False)
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("follow_up", result.status).inc()
-        await self.bot.answers.record_delivery(
-            tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False
+        # Recorded with the job's end, in its transaction.
+        job.pending.append(
+            delivery_row(tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False)
         )
 
 

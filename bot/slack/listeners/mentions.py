@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.alerts.classifier import AlertText
-from bot.core.answers.store import Placement
+from bot.core.answers.store import Placement, delivery_row
 from bot.core.jobs.answers import answer_for_job
 from bot.core.jobs.queue import Job, JobRequest
 from bot.slack.alerts import fit_question, read_message
@@ -144,7 +144,7 @@ class MentionJob:
         ):
             service = await self.bot.scope_for(tenant, origin, hints)
             result = await answer_for_job(
-                self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
+                self.bot, job, tenant, question, service=service, placement=placement
             )
             card = self.bot.card(result, entry="mention", question=question, ephemeral=False)
             card = await offer_on_abstention(
@@ -157,8 +157,9 @@ class MentionJob:
             )
             message_ts = await reply.send(card, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("mention", result.status).inc()
-        await self.bot.answers.record_delivery(
-            tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False
+        # Recorded with the job's end, in its transaction.
+        job.pending.append(
+            delivery_row(tenant, str(result.answer_id), message_ts=message_ts, ephemeral=False)
         )
 
     async def _thread_root(self, client: AsyncWebClient, channel: str, thread_ts: str) -> AlertText:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.answers.store import delivery_row
 from bot.core.jobs.answers import answer_for_job
 from bot.core.jobs.queue import Job
 from bot.slack.answering import Bot
@@ -37,7 +38,6 @@ class RetryJob:
         await self._replace(job, render_searching())
         result = await answer_for_job(
             self.bot,
-            self.bot.jobs,
             job,
             stored.tenant,
             stored.question,
@@ -50,11 +50,14 @@ class RetryJob:
         )
         await self._replace(job, card)
         self.bot.metrics.answers_posted.labels("retry", result.status).inc()
-        await self.bot.answers.record_delivery(
-            stored.tenant,
-            str(result.answer_id),
-            message_ts=(body.get("container") or {}).get("message_ts"),
-            ephemeral=ephemeral,
+        # Recorded with the job's end, in its transaction.
+        job.pending.append(
+            delivery_row(
+                stored.tenant,
+                str(result.answer_id),
+                message_ts=(body.get("container") or {}).get("message_ts"),
+                ephemeral=ephemeral,
+            )
         )
 
     async def give_up(self, job: Job) -> None:

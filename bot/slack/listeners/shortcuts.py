@@ -13,7 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 
-from bot.core.answers.store import Placement
+from bot.core.answers.store import Placement, delivery_row
 from bot.core.jobs.answers import answer_for_job
 from bot.core.jobs.queue import Job
 from bot.slack.alerts import fit_question, read_message
@@ -78,7 +78,7 @@ class ShortcutJob:
         ):
             service = await self.bot.scope_for(tenant, origin, alert.hints)
             result = await answer_for_job(
-                self.bot, self.bot.jobs, job, tenant, question, service=service, placement=placement
+                self.bot, job, tenant, question, service=service, placement=placement
             )
             cards = [
                 self.bot.card(result, entry="shortcut", question=question, ephemeral=ephemeral)
@@ -86,8 +86,11 @@ class ShortcutJob:
             ]
             posted_ts = await self._post(thread, private, *cards, answer_id=result.answer_id)
         self.bot.metrics.answers_posted.labels("shortcut", result.status).inc()
-        await self.bot.answers.record_delivery(
-            tenant, str(result.answer_id), message_ts=posted_ts, ephemeral=posted_ts is None
+        # Recorded with the job's end, in its transaction.
+        job.pending.append(
+            delivery_row(
+                tenant, str(result.answer_id), message_ts=posted_ts, ephemeral=posted_ts is None
+            )
         )
 
     async def give_up(self, job: Job) -> None:

@@ -91,7 +91,6 @@ class AlertPostJob:
         )
         result = await answer_for_job(
             bot,
-            bot.jobs,
             job,
             key.tenant,
             question,
@@ -146,7 +145,6 @@ class FollowUpJob:
         )
         result = await answer_for_job(
             bot,
-            bot.jobs,
             job,
             tenant,
             question,

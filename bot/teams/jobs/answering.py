@@ -105,7 +105,6 @@ class AnswerJob:
         )
         return await answer_for_job(
             self.bot,
-            self.bot.jobs,
             job,
             tenant,
             request.question,
@@ -143,7 +142,6 @@ class RetryJob:
             if stored is not None:
                 result = await answer_for_job(
                     bot,
-                    bot.jobs,
                     job,
                     stored.tenant,
                     stored.question,
