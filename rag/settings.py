@@ -200,6 +200,9 @@ class Settings(BaseSettings):
     # the web process, so an ack never waits for a core behind answer work.
     workers: int | None = Field(default=None, ge=1)
     worker_nice: int = Field(default=5, ge=0, le=19)
+    # Slack: an answer not posted this long after its request arrived shows progress (a status
+    # in the thread, a reaction on the question); one posted sooner shows none (0: always).
+    progress_after_ms: int = Field(default=500, ge=0, le=900)
     # Source syncs running at once in the whole deployment; the rest wait in the queue, so
     # syncs never take every worker.
     source_sync_concurrency: int = Field(default=1, ge=1)

@@ -10,8 +10,7 @@ nothing then.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,22 +207,16 @@ class Delivery:
             raise
 
 
-@asynccontextmanager
-async def working_mark(client: AsyncWebClient, *, channel: str, ts: str) -> AsyncIterator[None]:
-    """A reaction on the asker's message while an answer is being made.
+async def add_working_mark(client: AsyncWebClient, *, channel: str, ts: str) -> bool:
+    """A reaction on the asker's message while an answer is being made; whether it is there.
 
     Best effort: a missing scope or a rate limit must never cost the asker their answer.
     """
-    added = await _react(client.reactions_add, channel=channel, ts=ts)
-    try:
-        yield
-    finally:
-        if added:
-            await _react(client.reactions_remove, channel=channel, ts=ts)
+    return await _react(client.reactions_add, channel=channel, ts=ts)
 
 
 async def remove_working_mark(client: AsyncWebClient, *, channel: str, ts: str) -> None:
-    """Take the mark off (a job that died mid-answer left it there)."""
+    """Take the mark off: the answer is posted, or a job that died mid-answer left it there."""
     await _react(client.reactions_remove, channel=channel, ts=ts)
 
 

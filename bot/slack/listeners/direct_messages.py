@@ -103,7 +103,14 @@ class DirectMessageJob:
             thread_ts=reply.thread_ts,
             ephemeral=False,
         )
-        async with visible_progress(client, channel=channel, ts=ts, thread_ts=reply.thread_ts):
+        async with visible_progress(
+            client,
+            channel=channel,
+            ts=ts,
+            thread_ts=reply.thread_ts,
+            after_ms=self.bot.settings.progress_after_ms,
+            waited_s=job.age_s,
+        ):
             service = await self.bot.scope_for(tenant, origin)
             result = await answer_for_job(
                 self.bot, job, tenant, question, service=service, placement=placement

@@ -110,7 +110,14 @@ class FollowUpJob:
             thread_ts=thread_ts,
             ephemeral=False,
         )
-        async with visible_progress(client, channel=channel, ts=ts, thread_ts=thread_ts):
+        async with visible_progress(
+            client,
+            channel=channel,
+            ts=ts,
+            thread_ts=thread_ts,
+            after_ms=self.bot.settings.progress_after_ms,
+            waited_s=job.age_s,
+        ):
             result = await answer_for_job(
                 self.bot,
                 job,

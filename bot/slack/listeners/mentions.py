@@ -140,7 +140,12 @@ class MentionJob:
         )
         assert reply.since is not None  # _reply checked the event's ts
         async with visible_progress(
-            client, channel=reply.channel, ts=reply.since, thread_ts=reply.thread_ts
+            client,
+            channel=reply.channel,
+            ts=reply.since,
+            thread_ts=reply.thread_ts,
+            after_ms=self.bot.settings.progress_after_ms,
+            waited_s=job.age_s,
         ):
             service = await self.bot.scope_for(tenant, origin, hints)
             result = await answer_for_job(

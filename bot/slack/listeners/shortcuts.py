@@ -74,7 +74,12 @@ class ShortcutJob:
         assert thread.since is not None  # _thread read the message's ts
         posted_ts: str | None = None
         async with visible_progress(
-            thread.client, channel=thread.channel, ts=thread.since, thread_ts=thread.thread_ts
+            thread.client,
+            channel=thread.channel,
+            ts=thread.since,
+            thread_ts=thread.thread_ts,
+            after_ms=self.bot.settings.progress_after_ms,
+            waited_s=job.age_s,
         ):
             service = await self.bot.scope_for(tenant, origin, alert.hints)
             result = await answer_for_job(
