@@ -28,6 +28,10 @@ logger = logging.getLogger(__name__)
 
 STATUS = "is searching runbooks…"
 LOADING_MESSAGES = ["Searching runbooks…", "Checking evidence…", "Verifying citations…"]
+# A job that waited in the queue past the allowance still gets this long before it shows
+# progress: most answers take less once their job runs (a burst queues them, it does not slow
+# them), and progress put up and taken off within it is churn. A slow answer shows it then.
+QUEUED_GRACE_S = 0.2
 
 
 @asynccontextmanager
@@ -42,7 +46,8 @@ async def visible_progress(
 ) -> AsyncIterator[None]:
     """Show progress for the question ``ts`` whose answer goes in ``thread_ts`` once ``after_ms``
     have passed since the request arrived, of which the job spent ``waited_s`` in the queue
-    (``RUNBOOK_PROGRESS_AFTER_MS``; 0: at once).
+    (``RUNBOOK_PROGRESS_AFTER_MS``; 0: at once), and never sooner than ``QUEUED_GRACE_S`` after
+    the job started.
 
     What was shown is taken off on the way out: Slack clears the status itself when the card is
     posted, but a silent outcome (an abstention nobody asked to see) must not leave it spinning.
@@ -50,7 +55,7 @@ async def visible_progress(
     committed = asyncio.Event()
 
     async def show_later() -> tuple[bool, bool]:
-        await asyncio.sleep(max(0.0, after_ms / 1000 - waited_s))
+        await asyncio.sleep(max(after_ms / 1000 - waited_s, min(after_ms / 1000, QUEUED_GRACE_S)))
         # Past here the calls go out whatever happens, so whatever they add is taken off.
         committed.set()
         status = (
