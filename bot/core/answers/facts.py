@@ -45,33 +45,6 @@ def fact_documents(result: AskResult) -> list[Evidence]:
     return list(seen.values())
 
 
-def fact_params(
-    result: AskResult,
-    answer_id: str,
-    *,
-    question: str,
-    service: str | None,
-    known_services: Iterable[str],
-    embedding_model: str | None = None,
-) -> dict[str, object] | None:
-    """The row for one outcome; None for errors (they say nothing about the runbooks)."""
-    if result.status not in ("answered", "abstained"):
-        return None
-    documents = fact_documents(result)
-    return {
-        "tenant": result.tenant,
-        "answer_id": uuid.UUID(answer_id),
-        "status": result.status,
-        "service": service,
-        "topics": list(question_topics(question, known_services=known_services, service=service)),
-        "documents": [e.document_id for e in documents],
-        "versions": [e.version for e in documents],
-        "embedding": _vector(result.question_vector),
-        "embedding_model": embedding_model if result.question_vector is not None else None,
-        "cosines": [round(e.cosine, 4) for e in documents],
-    }
-
-
 def _vector(values: tuple[float, ...] | None) -> np.ndarray[Any, np.dtype[np.float32]] | None:
     return None if values is None else np.asarray(values, dtype=np.float32)
 
@@ -85,16 +58,24 @@ def facts_row(
     known_services: Iterable[str],
     embedding_model: str | None = None,
 ) -> Statement | None:
-    """The statement that records one outcome's facts; None for errors (``fact_params``)."""
-    params = fact_params(
-        result,
-        answer_id,
-        question=question,
-        service=service,
-        known_services=known_services,
-        embedding_model=embedding_model,
-    )
-    return None if params is None else Statement(_INSERT, params)
+    """The statement that records one outcome's facts; None for errors (they say nothing about
+    the runbooks)."""
+    if result.status not in ("answered", "abstained"):
+        return None
+    documents = fact_documents(result)
+    params = {
+        "tenant": result.tenant,
+        "answer_id": uuid.UUID(answer_id),
+        "status": result.status,
+        "service": service,
+        "topics": list(question_topics(question, known_services=known_services, service=service)),
+        "documents": [e.document_id for e in documents],
+        "versions": [e.version for e in documents],
+        "embedding": _vector(result.question_vector),
+        "embedding_model": embedding_model if result.question_vector is not None else None,
+        "cosines": [round(e.cosine, 4) for e in documents],
+    }
+    return Statement(_INSERT, params)
 
 
 async def record_answer_facts(
