@@ -13,7 +13,7 @@ import sys
 
 from bot.cli_parser import SWITCHES
 from bot.core.alerts.channel_settings import set_channel_switch
-from rag import Settings, find_tenant, open_store
+from rag import Settings, find_tenant, open_store, unmapped_workspace
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -24,12 +24,7 @@ async def channel_switch_command(args: argparse.Namespace, settings: Settings) -
     async with open_store(settings) as store:
         tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=args.enterprise)
         if tenant is None:
-            org = f" in enterprise {args.enterprise}" if args.enterprise else ""
-            print(
-                f"runbook: workspace {args.team_id}{org} is not mapped to a tenant; "
-                "run `runbook workspace add` first (with --enterprise for Enterprise Grid)",
-                file=sys.stderr,
-            )
+            print(f"runbook: {unmapped_workspace(args.team_id, args.enterprise)}", file=sys.stderr)
             return EXIT_USAGE
         await set_channel_switch(store, tenant, args.team_id, args.channel_id, switch, on)
     print(f"channel {args.channel_id} in {args.team_id} ({tenant}): {args.action} {args.state}")

@@ -121,6 +121,7 @@ if typing.TYPE_CHECKING:
         map_channel,
         remove_workspace,
         require_tenant,
+        unmapped_workspace,
     )
 
 __all__ = [
@@ -244,6 +245,7 @@ __all__ = [
     "UnknownTenantError",
     "list_tenants",
     "require_tenant",
+    "unmapped_workspace",
     "format_ask_result",
     "MAX_SECTIONS",
     "RunbookSection",
@@ -314,7 +316,7 @@ _EXPORTS: dict[str, str] = {
     "rag.textout": "format_ask_result",
     "rag.workspaces": (
         "ChannelScope Workspace add_workspace channel_service find_tenant list_tenants "
-        "list_workspaces map_channel remove_workspace require_tenant"
+        "list_workspaces map_channel remove_workspace require_tenant unmapped_workspace"
     ),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names.split()}

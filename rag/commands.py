@@ -23,6 +23,7 @@ from rag.workspaces import (
     map_channel,
     remove_workspace,
     require_tenant,
+    unmapped_workspace,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -125,11 +126,8 @@ async def _workspace(args: argparse.Namespace, settings: Settings) -> int:
         if args.command == "channel":
             tenant = await find_tenant(store, team_id=args.team_id, enterprise_id=args.enterprise)
             if tenant is None:
-                org = f" in enterprise {args.enterprise}" if args.enterprise else ""
                 print(
-                    f"runbook: workspace {args.team_id}{org} is not mapped to a tenant; "
-                    "run `runbook workspace add` first (with --enterprise for Enterprise Grid)",
-                    file=sys.stderr,
+                    f"runbook: {unmapped_workspace(args.team_id, args.enterprise)}", file=sys.stderr
                 )
                 return EXIT_USAGE
             scope = await map_channel(store, tenant, args.team_id, args.channel_id, args.service)

@@ -109,6 +109,15 @@ async def find_tenant(
     return str(row[0]) if row else None
 
 
+def unmapped_workspace(team_id: str, enterprise_id: str | None) -> str:
+    """What an operator is told when ``find_tenant`` finds no tenant for a workspace."""
+    org = f" in enterprise {enterprise_id}" if enterprise_id else ""
+    return (
+        f"workspace {team_id}{org} is not mapped to a tenant; run `runbook workspace add` "
+        "first (with --enterprise for Enterprise Grid)"
+    )
+
+
 async def map_channel(
     store: Store, tenant: str, team_id: str, channel_id: str, service: str
 ) -> ChannelScope:
