@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "RUNBOOK_INTERNAL_PORT": str(args.port + 1),
         "RUNBOOK_SOURCE_ALLOW_FILE": "true",
         "RUNBOOK_SOURCE_SYNC_INTERVAL_MIN": "1440",  # the first sync, at start, is the only one
+        **dict(args.set),
     }
     if not (args.data_dir / "ingested").exists():
         runbook("ingest", str(args.corpus), env=env)
@@ -172,6 +173,7 @@ def _measure(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
         "command": " ".join(["python -m bench.roles_load", *map(shlex.quote, sys.argv[1:])]),
         "cpu_count": os.cpu_count(),
         "app": "runbook serve --role all (RUNBOOK_WORKERS unset: one worker per core)",
+        "settings": dict(args.set),
         "targets": {
             "alone": "ack p99 <= 50 ms, >= 80 answers/s",
             "beside_sync": "ack p99 <= 100 ms",
@@ -179,6 +181,13 @@ def _measure(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
         "alone": alone,
         "beside_sync": beside_sync,
     }
+
+
+def _setting(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.startswith("RUNBOOK_"):
+        raise argparse.ArgumentTypeError(f"expected RUNBOOK_NAME=VALUE, got {text!r}")
+    return name, value
 
 
 def main() -> None:
@@ -201,6 +210,15 @@ def main() -> None:
     parser.add_argument("--name", default="roles-load")
     parser.add_argument(
         "--keep-server", action="store_true", help="leave the embedded Postgres running"
+    )
+    parser.add_argument(
+        "--set",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="RUNBOOK_NAME=VALUE",
+        help="a setting for serve (repeatable; the caller's RUNBOOK_ variables are not passed), "
+        "e.g. RUNBOOK_WORKER_NICE=5 to compare against the default",
     )
     args = parser.parse_args()
     print(write_result(args.output, args.name, run(args)))

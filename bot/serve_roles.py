@@ -10,7 +10,6 @@ and clients. ``--role all`` is ``bot.supervisor``: one web process and its worke
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from contextlib import AsyncExitStack
@@ -33,6 +32,7 @@ from bot.core.sources.jobs import SYNC_KIND, SourceSyncJob, source_schedule_runn
 from bot.core.sources.runs import cipher_or_none
 from bot.core.tasks import BackgroundTasks
 from bot.core.upkeep import upkeep_running
+from bot.cpu_priority import lower_priority, prefer_short_slices
 from bot.server import AddRoutes, build_internal_app, build_web_app, run_http, run_internal
 from bot.slack.app import SLACK_TIMEOUT_S, build_app
 from bot.slack.delivery.clients import web_api_session
@@ -73,10 +73,11 @@ class Surfaces:
 
 async def serve_web(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
     """The web role until SIGTERM: intake, acks, webhooks, health and metrics."""
+    prefer_short_slices(settings.web_slice_us)
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings))
         session = await stack.enter_async_context(web_api_session(SLACK_TIMEOUT_S))
-        jobs = await _queue(stack, store, settings, worker_name=None)
+        jobs = await _queue(stack, store, settings, worker_name=None, acks=True)
         built = _build(settings, slack, teams, store, jobs, session, service=None)
         upkeep = QueueUpkeep(jobs, JobMetrics(built.metrics.registry), prune=False)
         await stack.enter_async_context(queue_upkeep_running(upkeep))
@@ -115,7 +116,7 @@ async def serve_worker(
     ``slot``: its place under ``bot.supervisor``, which names it (so a restart in the same
     slot puts back at once what the crashed process held) and lowers its priority."""
     if slot is not None:
-        _lower_priority(settings.worker_nice)
+        lower_priority(settings.worker_nice)
     name = None if slot is None else worker_name(os.getppid(), slot)
     async with AsyncExitStack() as stack:
         runtime = await stack.enter_async_context(open_runtime(settings))
@@ -164,9 +165,14 @@ async def serve_worker(
 
 
 async def _queue(
-    stack: AsyncExitStack, store: Store, settings: Settings, *, worker_name: str | None
+    stack: AsyncExitStack,
+    store: Store,
+    settings: Settings,
+    *,
+    worker_name: str | None,
+    acks: bool = False,
 ) -> JobQueue:
-    jobs = await JobQueue.open(store, settings)
+    jobs = await JobQueue.open(store, settings, acks=acks)
     stack.push_async_callback(jobs.close)
     if worker_name is not None:
         jobs.worker_name = worker_name
@@ -246,8 +252,3 @@ def _owners(built: Surfaces) -> dict[Surface, OwnerMessenger]:
     if built.teams_app is not None:
         owners["teams"] = TeamsOwnerMessenger(built.teams_app.bot)
     return owners
-
-
-def _lower_priority(nice: int) -> None:
-    with contextlib.suppress(OSError):
-        os.nice(nice)

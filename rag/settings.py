@@ -197,9 +197,12 @@ class Settings(BaseSettings):
     intake_pool_size: int = Field(default=3, ge=1)
     # Roles (issue 41): `runbook serve --role all` runs one web process and this many worker
     # processes (unset: one per core it may use), the workers at this much lower priority than
-    # the web process, so an ack never waits for a core behind answer work.
+    # the web process, so an ack never waits for a core behind answer work; the web process
+    # (and its intake connections' backends on this machine) ask for this short a time slice
+    # (0: the kernel's default). See bot.cpu_priority.
     workers: int | None = Field(default=None, ge=1)
-    worker_nice: int = Field(default=5, ge=0, le=19)
+    worker_nice: int = Field(default=19, ge=0, le=19)
+    web_slice_us: int = Field(default=100, ge=0, le=100_000)
     # Slack: an answer not posted this long after its request arrived shows progress (a status
     # in the thread, a reaction on the question); one posted sooner shows none (0: always).
     progress_after_ms: int = Field(default=500, ge=0, le=900)

@@ -24,6 +24,7 @@ from bench.slack_app_process import AppProcess, app_env, app_process
 from rag import IngestReport, Settings, Store, add_workspace
 from tests import credentials
 from tests.fakes.slack_api import FakeSlack
+from tests.test_cpu_priority import kernel_has_custom_slices, slice_ns
 from tests.test_crash_recovery import (
     QUEUE_TUNING,
     SECRET,
@@ -200,6 +201,10 @@ async def test_serve_all_restarts_a_killed_worker_and_answers_every_mention_once
         await mentions.deliver(total, lambda: [app])
         await answered_within(slack, mentions.channel, mentions.event(total)[1]["ts"], 120)
         workers_before = _worker_pids(app)
+        # Answer work yields the cores to the ack path (bot.cpu_priority).
+        assert [os.getpriority(os.PRIO_PROCESS, pid) for pid in workers_before] == [19, 19]
+        if kernel_has_custom_slices():
+            assert [slice_ns(pid) for pid in _role_pids(app, b"web")] == [100_000]
         kill = asyncio.Event()
 
         async def chaos() -> None:
@@ -229,12 +234,16 @@ async def _two_workers(app: AppProcess, within_s: float) -> list[int]:
 
 
 def _worker_pids(app: AppProcess) -> list[int]:
+    return _role_pids(app, b"worker")
+
+
+def _role_pids(app: AppProcess, role: bytes) -> list[int]:
     found = []
     for pid in process_tree(app.pid):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"worker" in argv and b"--role" in argv:
+        if role in argv and b"--role" in argv:
             found.append(pid)
     return found

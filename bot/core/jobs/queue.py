@@ -37,6 +37,7 @@ from psycopg_pool import AsyncConnectionPool
 from bot.core.jobs.database_watch import DatabaseWatch
 from bot.core.jobs.values import Job, JobRequest, JobTenant, QueueStats, storable_json
 from bot.core.statements import Statement, send_together
+from bot.cpu_priority import short_slices_for_backend
 from rag import RECONNECT_TIMEOUT_S, Settings, Store
 
 logger = logging.getLogger(__name__)
@@ -172,12 +173,23 @@ class JobQueue:
     _held: list[_Held] = field(default_factory=list)
 
     @classmethod
-    async def open(cls, store: Store, settings: Settings) -> JobQueue:
-        """A queue over ``store``'s database with its own intake pool (same server, same URL)."""
+    async def open(cls, store: Store, settings: Settings, *, acks: bool = False) -> JobQueue:
+        """A queue over ``store``'s database with its own intake pool (same server, same URL).
+
+        ``acks``: this process acks (the web role), so the intake pool is opened whole, each
+        connection rehearses a claim before its first ack, and its backends share the web
+        process's short time slice (``bot.cpu_priority``)."""
+
+        async def configure(conn: AnyConnection) -> None:
+            short_slices_for_backend(conn, settings.web_slice_us)
+            await _rehearse_claim(conn, settings)
+
         pool: AsyncConnectionPool[AnyConnection] = AsyncConnectionPool(
             store.pool.conninfo,
-            min_size=1,
+            # An ack that finds the pool still growing waits for a connection to be made.
+            min_size=settings.intake_pool_size if acks else 1,
             max_size=settings.intake_pool_size,
+            configure=configure if acks else None,
             # Short on purpose: an intake claim that cannot get a connection at once is held
             # and retried (see ``hold``), instead of keeping Slack waiting past its 3 s.
             timeout=settings.intake_timeout_s,
@@ -210,22 +222,7 @@ class JobQueue:
     async def insert(self, conn: AnyConnection, request: JobRequest) -> bool:
         """Claim ``request``'s delivery key and queue it, in one statement; False when the key
         was claimed before (a duplicate delivery: nothing is queued)."""
-        tenant = request.tenant
-        cur = await conn.execute(
-            _INSERT,
-            {
-                "job_id": uuid.uuid4(),
-                "kind": request.kind,
-                "dedupe_key": request.dedupe_key,
-                "payload": Jsonb(storable_json(request.payload)),
-                "max_attempts": self.settings.job_max_attempts,
-                "deadline_s": request.deadline_s or self.settings.job_deadline_s,
-                "tenant": tenant.tenant_id,
-                "team": tenant.slack_team_id or "",
-                "enterprise": tenant.slack_enterprise_id or "",
-                "aad_tenant": tenant.teams_aad_tenant or "",
-            },
-        )
+        cur = await conn.execute(_INSERT, _insert_params(request, self.settings), prepare=True)
         return await cur.fetchone() is not None
 
     def hold(self, write: Callable[[], Awaitable[object]], *, key: str) -> None:
@@ -361,3 +358,28 @@ async def release_jobs_of(store: Store, worker_name: str) -> int:
     async with store.pool.connection() as conn:
         cur = await conn.execute(_RELEASE_STALE, {"worker": worker_name})
         return cur.rowcount
+
+
+def _insert_params(request: JobRequest, settings: Settings) -> dict[str, Any]:
+    tenant = request.tenant
+    return {
+        "job_id": uuid.uuid4(),
+        "kind": request.kind,
+        "dedupe_key": request.dedupe_key,
+        "payload": Jsonb(storable_json(request.payload)),
+        "max_attempts": settings.job_max_attempts,
+        "deadline_s": request.deadline_s or settings.job_deadline_s,
+        "tenant": tenant.tenant_id,
+        "team": tenant.slack_team_id or "",
+        "enterprise": tenant.slack_enterprise_id or "",
+        "aad_tenant": tenant.teams_aad_tenant or "",
+    }
+
+
+async def _rehearse_claim(conn: AnyConnection, settings: Settings) -> None:
+    """One claim on a new intake connection, rolled back: the backend's first use (its catalog
+    caches, the statement's plan) is paid here, not by the first ack after a start (measured:
+    4-7 ms for a fresh backend's first claim, under 1 ms after the rehearsal)."""
+    rehearsal = JobRequest(kind="rehearsal", dedupe_key=f"rehearsal-{uuid.uuid4()}", payload={})
+    async with conn.transaction(force_rollback=True):
+        await conn.execute(_INSERT, _insert_params(rehearsal, settings), prepare=True)
