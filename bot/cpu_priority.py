@@ -10,7 +10,8 @@ waking one of equal weight runs). Two unprivileged levers remove most of that wa
 - the web process, and the Postgres backends of its intake connections when that server runs on
   this machine, ask for a short time slice (``sched_setattr``'s ``sched_runtime`` for a normal
   task; Linux 6.12's EEVDF scheduler lets a waking task with a shorter slice run at once).
-  Older kernels accept the call and ignore the value; other systems skip it.
+  Older kernels ignore the value or refuse the call, which leaves the process as it was; other
+  systems skip it.
 """
 
 from __future__ import annotations
@@ -54,18 +55,22 @@ def lower_priority(nice: int) -> None:
 
 
 def prefer_short_slices(slice_us: int, pid: int = 0) -> bool:
-    """Ask for a ``slice_us`` time slice for ``pid`` (0: this process), keeping its nice value.
-    False where the system has no such call or refuses it (another user's process)."""
+    """Ask for a ``slice_us`` time slice for ``pid`` (0: this process), keeping its nice value
+    and scheduling class. False where the system has no such call or refuses it (another
+    user's process), and for a process outside the normal classes."""
     number = _SCHED_SETATTR.get(platform.machine())
     if slice_us <= 0 or not sys.platform.startswith("linux") or number is None:
         return False
     try:
         nice = os.getpriority(os.PRIO_PROCESS, pid)
+        policy = os.sched_getscheduler(pid)
     except OSError:
         return False
+    if policy not in (os.SCHED_OTHER, os.SCHED_BATCH):
+        return False  # a real-time or idle class the operator chose is theirs to keep
     attr = _SchedAttr(
         size=ctypes.sizeof(_SchedAttr),
-        sched_policy=os.SCHED_OTHER,
+        sched_policy=policy,
         sched_nice=nice,
         sched_runtime=slice_us * 1000,
     )

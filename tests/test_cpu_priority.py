@@ -1,7 +1,7 @@
 """The ack path's claim on the CPU (``bot.cpu_priority``) and its intake connections: a process
-gets the short time slice it asks for and keeps its nice value; the web role's intake pool is
-open whole, its Postgres backends (the embedded server's, on this machine) share that slice, and
-each connection's rehearsed claim leaves no row and wakes no worker."""
+gets the short time slice it asks for and keeps its nice value and scheduling class; the web
+role's intake pool is open whole, its Postgres backends (the embedded server's, on this machine)
+share that slice, and each connection's rehearsed claim leaves no row and wakes no worker."""
 
 from __future__ import annotations
 
@@ -65,6 +65,19 @@ def test_a_process_gets_the_short_slice_it_asks_for_and_keeps_its_nice_value(
     assert prefer_short_slices(SLICE_US, sleeper.pid)
     assert slice_ns(sleeper.pid) == SLICE_US * 1000
     assert nice_of(sleeper.pid) == 3
+
+
+@needs_custom_slices
+def test_a_batch_process_keeps_its_class_and_an_idle_one_is_left_alone(
+    sleeper: subprocess.Popen[bytes],
+) -> None:
+    os.sched_setscheduler(sleeper.pid, os.SCHED_BATCH, os.sched_param(0))
+    assert prefer_short_slices(SLICE_US, sleeper.pid)
+    assert os.sched_getscheduler(sleeper.pid) == os.SCHED_BATCH
+    assert slice_ns(sleeper.pid) == SLICE_US * 1000
+    os.sched_setscheduler(sleeper.pid, os.SCHED_IDLE, os.sched_param(0))
+    assert not prefer_short_slices(SLICE_US, sleeper.pid)
+    assert os.sched_getscheduler(sleeper.pid) == os.SCHED_IDLE
 
 
 def test_no_slice_is_asked_for_when_switched_off_or_for_a_process_that_is_gone(
