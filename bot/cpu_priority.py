@@ -7,6 +7,7 @@ waking one of equal weight runs). Two unprivileged levers remove most of that wa
 
 - workers under ``runbook serve --role all`` run at ``RUNBOOK_WORKER_NICE`` (19 by default): the
   smallest CPU weight, so they take what the web process leaves, which is nearly every cycle;
+  their Postgres backends on this machine run at the same nice (``rag.store.backend_priority``);
 - the web process, and the Postgres backends of its intake connections when that server runs on
   this machine, ask for a short time slice (``sched_setattr``'s ``sched_runtime`` for a normal
   task; Linux 6.12's EEVDF scheduler lets a waking task with a shorter slice run at once).
@@ -22,10 +23,11 @@ import logging
 import os
 import platform
 import sys
-from pathlib import Path
 from typing import Any
 
 import psycopg
+
+from rag import local_backend_pid
 
 logger = logging.getLogger(__name__)
 
@@ -82,16 +84,9 @@ def prefer_short_slices(slice_us: int, pid: int = 0) -> bool:
 
 
 def short_slices_for_backend(conn: psycopg.AsyncConnection[Any], slice_us: int) -> None:
-    """The same short slice for ``conn``'s Postgres backend, when that backend is a process of
-    this machine: reached over a Unix socket (the embedded server's way) and named postgres.
-    A server elsewhere, or one run by another user, is left alone."""
-    info = conn.info
-    if not info.host.startswith("/"):
-        return
-    pid = info.backend_pid
-    try:
-        command = Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return
-    if command == "postgres":
+    """The same short slice for ``conn``'s Postgres backend when it is a process of this
+    machine (``rag.local_backend_pid``); a server elsewhere, or one run by another user, is
+    left alone."""
+    pid = local_backend_pid(conn)
+    if pid is not None:
         prefer_short_slices(slice_us, pid)

@@ -47,7 +47,15 @@ from bot.teams.config import TeamsMode
 from bot.teams.graph.subscriptions import graph_schedule_running
 from bot.teams.owner_messages import TeamsOwnerMessenger
 from bot.teams.routes import teams_routes
-from rag import RagMetrics, RagService, Settings, Store, open_runtime, open_store
+from rag import (
+    RagMetrics,
+    RagService,
+    Settings,
+    Store,
+    open_runtime,
+    open_store,
+    resolve_database_url,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -73,9 +81,10 @@ class Surfaces:
 
 async def serve_web(settings: Settings, slack: SlackMode, teams: TeamsMode) -> int:
     """The web role until SIGTERM: intake, acks, webhooks, health and metrics."""
-    prefer_short_slices(settings.web_slice_us)
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings))
+        # Only now: an embedded server this process starts would inherit the short slice.
+        prefer_short_slices(settings.web_slice_us)
         session = await stack.enter_async_context(web_api_session(SLACK_TIMEOUT_S))
         jobs = await _queue(stack, store, settings, worker_name=None, acks=True)
         built = _build(settings, slack, teams, store, jobs, session, service=None)
@@ -116,6 +125,9 @@ async def serve_worker(
     ``slot``: its place under ``bot.supervisor``, which names it (so a restart in the same
     slot puts back at once what the crashed process held) and lowers its priority."""
     if slot is not None:
+        # The embedded server up first (the supervisor started it; after an outage this
+        # process may): a server it starts at the workers' nice would run every backend at it.
+        await resolve_database_url(settings)
         lower_priority(settings.worker_nice)
     name = None if slot is None else worker_name(os.getppid(), slot)
     async with AsyncExitStack() as stack:

@@ -101,6 +101,7 @@ if typing.TYPE_CHECKING:
     )
     from rag.sources.sync import remove_source, sync_source
     from rag.sources.sync_report import SyncReport
+    from rag.store.backend_priority import local_backend_pid
     from rag.store.connection import (
         RECONNECT_TIMEOUT_S,
         SHARED_PARTITION,
@@ -143,6 +144,7 @@ __all__ = [
     "parse_source",
     "read_text",
     "resolve_database_url",
+    "local_backend_pid",
     "rebalance",
     "search",
     "token_budget_batches",
@@ -310,6 +312,7 @@ _EXPORTS: dict[str, str] = {
     ),
     "rag.sources.sync": "remove_source sync_source",
     "rag.sources.sync_report": "SyncReport",
+    "rag.store.backend_priority": "local_backend_pid",
     "rag.store.connection": "RECONNECT_TIMEOUT_S SHARED_PARTITION Store resolve_database_url",
     "rag.store.partitions": "RebalanceReport rebalance",
     "rag.store.tenant_removal": "delete_tenant",

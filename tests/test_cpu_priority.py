@@ -1,13 +1,15 @@
 """The ack path's claim on the CPU (``bot.cpu_priority``) and its intake connections: a process
 gets the short time slice it asks for and keeps its nice value and scheduling class; the web
 role's intake pool is open whole, its Postgres backends (the embedded server's, on this machine)
-share that slice, and each connection's rehearsed claim leaves no row and wakes no worker."""
+share that slice, and each connection's rehearsed claim leaves no row and wakes no worker. A
+niced process's store backends share its nice value (``rag.store.backend_priority``)."""
 
 from __future__ import annotations
 
 import os
 import platform
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,21 @@ from bot.core.jobs.queue import JobQueue
 from bot.cpu_priority import prefer_short_slices
 from rag import Settings, Store
 from tests.test_job_wakeups import heard
+
+# A process at nice 7 opens the store and reads its pooled connection's backend's nice value.
+_NICE_STORE = """
+import asyncio, os
+os.nice(7)
+from rag import Settings, Store
+
+async def main() -> None:
+    store = await Store.open(Settings())
+    async with store.pool.connection() as conn:
+        print(os.getpriority(os.PRIO_PROCESS, conn.info.backend_pid))
+    await store.close()
+
+asyncio.run(main())
+"""
 
 SLICE_US = 100
 
@@ -137,3 +154,25 @@ async def test_each_intake_connections_rehearsed_claim_leaves_no_row_and_wakes_n
         ).fetchone()
     assert jobs == (0,)
     assert seen == (0,)
+
+
+def test_a_niced_process_gives_its_store_backends_its_nice_value(
+    settings: Settings, database_url: str
+) -> None:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("RUNBOOK_")},
+        "DATABASE_URL": database_url,
+        "RUNBOOK_DATA_DIR": str(settings.data_dir),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _NICE_STORE], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["7"]
+
+
+async def test_a_process_at_normal_priority_leaves_its_store_backends_alone(store: Store) -> None:
+    if nice_of(0) != 0:
+        pytest.skip("the test runner itself runs below normal priority")
+    async with store.pool.connection() as conn:
+        assert nice_of(conn.info.backend_pid) == 0

@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from rag.errors import StoreError
 from rag.settings import Settings
+from rag.store.backend_priority import share_nice_with_backend
 from rag.store.migrations import apply_migrations
 
 logger = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ async def _configure_connection(conn: psycopg.AsyncConnection[TupleRow]) -> None
     await register_vector_async(conn)
     # Pooled connections run in autocommit; multi-statement work opens explicit transactions.
     await conn.set_autocommit(True)
+    share_nice_with_backend(conn)
 
 
 class Store:
