@@ -97,6 +97,7 @@ def test_a_batch_process_keeps_its_class_and_an_idle_one_is_left_alone(
     assert os.sched_getscheduler(sleeper.pid) == os.SCHED_IDLE
 
 
+@needs_custom_slices
 def test_no_slice_is_asked_for_when_switched_off_or_for_a_process_that_is_gone(
     sleeper: subprocess.Popen[bytes],
 ) -> None:
@@ -122,6 +123,7 @@ async def test_the_web_roles_intake_pool_is_open_whole_on_backends_with_the_shor
         await queue.close()
 
 
+@needs_custom_slices
 async def test_a_workers_intake_pool_grows_on_demand_and_leaves_its_backends_alone(
     store: Store, settings: Settings
 ) -> None:
